@@ -1,13 +1,17 @@
 """PairToolCalls: drops tool results whose call is not in the run, and marks calls that never got a result as unanswered.
 
-Only events that carry a call id (``callId``, ``toolCallId`` or ``id`` in the payload) are judged:
+A result answers a call as ``report`` pairs them (``toolcalls.OpenCalls``): the open call of its call id (``callId``,
+``toolCallId`` or ``id`` in the payload); else, naming a tool, the oldest open call of that tool without an id; else,
+with neither, the latest open call without an id.
 
-- an orphaned result (``tool_completed`` / ``tool_failed`` whose call id no earlier ``tool_called`` of
-  the run has) is dropped; the log keeps the whole event (``original``), so nothing is lost;
-- a dangling call (a ``tool_called`` with no result by the end of its run) gets a synthetic
-  ``tool_unanswered`` event at the run's end, before its terminal event: it says that no result was
-  recorded, and never invents one. A ``tool_unanswered`` already in the stream closes its call, so
-  healing healed output adds nothing. A call is paired as ``report`` pairs it (``toolcalls.OpenCalls``): a
+- an orphaned result (``tool_completed`` / ``tool_failed`` of a call id that answers no call of the run) is dropped;
+  the log keeps the whole event (``original``), so nothing is lost. A result without a call id that answers no call
+  is not judged (nothing names the call it lacks): it is kept;
+- a dangling call (a ``tool_called``, with a call id or without, with no result by the end of its run) gets a
+  synthetic ``tool_unanswered`` event at the run's end, before its terminal event (the marks in the order the calls
+  were made; a call without an id is marked by its tool name, which the mark answers it by): it says that no result
+  was recorded, and never invents one. A ``tool_unanswered`` already in the stream closes its call, so
+  healing healed output adds nothing. A
   ``tool_called`` of an id still open, or answered with the same payload, is that call written again; one of an
   answered id with another payload (another tool, other arguments) is a new call of that id, marked if it gets no
   result. Its ``reason`` (and the repair's message) says why none was read as far as
@@ -17,6 +21,7 @@ Only events that carry a call id (``callId``, ``toolCallId`` or ``id`` in the pa
 
 from __future__ import annotations
 
+import operator
 import sys
 from typing import Any
 
@@ -39,6 +44,7 @@ from replay.stages.ensure_run_started import synthetic_event
 
 PLACE_KEYS = ("turn", "step")  # where in the run a call was made (a mapped log's model call): its mark is placed there too
 _JUDGED = CALLED | RESULTS | TERMINAL_TYPES | {TOOL_UNANSWERED}
+_MADE = operator.itemgetter("made")
 _NOT_KNOWN = ("the run has none, or it was on a line that could not be read", "")  # (``_why_none``: no line tells)
 
 
@@ -47,8 +53,8 @@ class PairToolCalls(RunScoped):
     summary = "Drop tool results with no call in the run (orphans); mark calls with no result by a synthetic tool_unanswered."
 
     def begin_run(self, run: Run) -> None:
-        calls: OpenCalls[dict[str, Any]] = OpenCalls()  # (the calls with an id only: no other is judged)
-        run.state.update(calls=calls, last=None, last_line=None)
+        calls: OpenCalls[dict[str, Any]] = OpenCalls()
+        run.state.update(calls=calls, last=None, last_line=None, made=0)  # made: the run's calls so far (their order)
 
     def on_events(self, batch: Batch, start: int, end: int) -> None:
         events = batch.events
@@ -71,24 +77,28 @@ class PairToolCalls(RunScoped):
         if etype in TERMINAL_TYPES:
             # the unanswered marks go before the run's end: a terminal event that may be its last waits for them (if
             # the run goes on after it, it comes back before the run's next event: where it was)
-            if state["calls"].by_id and last:
+            if state["calls"] and last:
                 self.hold(batch, i)
             return
         payload = event.get("payload")
-        cid = call_id(payload)
-        if cid is None:
-            return
+        cid, name = call_id(payload), tool_name(payload)
         calls: OpenCalls[dict[str, Any]] = state["calls"]
         if etype in CALLED:
             if not calls.written_again(cid, payload):
-                name = tool_name(payload)
-                calls.open(cid, name or "", {"toolName": name, "seq": event.get("seq"),
+                state["made"] += 1
+                calls.open(cid, name or "", {"callId": cid, "toolName": name, "seq": event.get("seq"),
+                                             "made": state["made"],
                                              "place": {k: event[k] for k in PLACE_KEYS if k in event}, **batch.where(i)},
                            payload)
-        elif etype == TOOL_UNANSWERED or cid in calls.by_id:
-            if calls.close_id(cid) is None:  # (a mark of a call not open: its results are not orphans)
+            return
+        if cid is not None and (calls.close_id(cid) is not None or cid in calls.answered):
+            return  # (its call's result, or the result of an answered call written again)
+        if calls.close(cid, name) is not None:
+            return  # (a call without an id: of its tool, or the latest)
+        if etype == TOOL_UNANSWERED:
+            if cid is not None:  # (a mark of a call not open: its results are not orphans)
                 calls.answered.setdefault(cid, call_print(payload))
-        elif cid not in calls.answered:
+        elif cid is not None:
             self.drop(i)
             self.repair("dropped", f"{etype} for call {cid!r}, which no tool_called of the run made: an orphaned result",
                         batch, i, field="payload.callId", value=cid, seqBefore=event.get("seq"), original=event)
@@ -102,23 +112,24 @@ class PairToolCalls(RunScoped):
         held, self._held = self._held, []
         calls: OpenCalls[dict[str, Any]] = run.state["calls"]
         marks = self.end_run(run)
-        for cid in list(calls.by_id):
-            calls.close_id(cid)
+        calls.close_all()
         run.state["calls"] = calls
         return [*map(invented, marks), *held]
 
     def end_run(self, run: Run) -> list[dict[str, Any]]:
         marks = []
         calls: OpenCalls[dict[str, Any]] = run.state["calls"]
-        for cid, call in calls.by_id.items():
-            name = call.get("toolName")
+        for call in sorted(calls, key=_MADE):  # (in the order the calls were made)
+            cid, name = call["callId"], call["toolName"]
             why, dropped = self._why_none(run, call)
             marks.append({**synthetic_event(TOOL_UNANSWERED, run, run.state["last"], None, {
-                "callId": cid, "toolName": name, "status": "unanswered",
+                **({"callId": cid} if cid is not None else {}), "toolName": name, "status": "unanswered",
                 "reason": f"{UNANSWERED_MESSAGE} (none is invented): {why}",
             }), **call["place"]})
             where = {k: call[k] for k in ("source", "line", "offset", "path") if k in call}
-            self.repair("inserted", f"tool call {cid!r} ({name or 'unnamed tool'}): {UNANSWERED_MESSAGE}"
+            named = f"{cid!r} ({name or 'unnamed tool'})" if cid is not None else \
+                f"without a call id ({name or 'unnamed tool'}, seq {call['seq']!r})"
+            self.repair("inserted", f"tool call {named}: {UNANSWERED_MESSAGE}"
                         f"{dropped}; marked it {TOOL_UNANSWERED}", field="type", value=TOOL_UNANSWERED,
                         seqBefore=call.get("seq"), **where)
         run.state["calls"] = OpenCalls()

@@ -943,7 +943,7 @@ class ScreenRuns(Transform):
             payload = head.payload
             cid = next((v for v in (payload.callId, payload.toolCallId, payload.id) if v.__class__ is str and v), None)
             if cid is None:
-                continue
+                return False  # (a call or result without an id is paired by its tool name: pair_tool_calls judges it)
             if etype == _CALLED:
                 if cid in answered:  # (the call written again, or a new call of the id: pair_tool_calls' call_print tells)
                     return False

@@ -183,6 +183,12 @@ class OpenCalls(Generic[T]):
             self.answered[cid] = self.prints.pop(cid)
         return item
 
+    def close_all(self) -> None:
+        """Every open call answered (a result of one that still comes answers it, written again: no orphan)."""
+        for cid in list(self.by_id):
+            self.close_id(cid)
+        self.by_name, self.stack, self.anonymous, self.held = {}, [], 0, 0
+
     def close(self, cid: str | None, name: str | None) -> T | None:
         """The call a result of id ``cid`` naming tool ``name`` (None: neither given) answers, no longer open; None:
         a result without its call, or the result of a call answered already written again (it answers no other)."""
