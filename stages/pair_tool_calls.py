@@ -8,8 +8,9 @@ with neither, the latest open call without an id.
   the log keeps the whole event (``original``), so nothing is lost. A result without a call id that answers no call
   is not judged (nothing names the call it lacks): it is kept;
 - a dangling call (a ``tool_called``, with a call id or without, with no result by the end of its run) gets a
-  synthetic ``tool_unanswered`` event at the run's end, before its terminal event (the marks in the order the calls
-  were made; a call without an id is marked by its tool name, which the mark answers it by): it says that no result
+  synthetic ``tool_unanswered`` event at the run's end, before its terminal event (a call without an id is marked by
+  its tool name, which the mark answers it by; the marks in the order that pairs each with its call again:
+  ``_mark_order``): it says that no result
   was recorded, and never invents one. A ``tool_unanswered`` already in the stream closes its call, so
   healing healed output adds nothing. A
   ``tool_called`` of an id still open, or answered with the same payload, is that call written again; one of an
@@ -21,7 +22,6 @@ with neither, the latest open call without an id.
 
 from __future__ import annotations
 
-import operator
 import sys
 from typing import Any
 
@@ -44,7 +44,16 @@ from replay.stages.ensure_run_started import synthetic_event
 
 PLACE_KEYS = ("turn", "step")  # where in the run a call was made (a mapped log's model call): its mark is placed there too
 _JUDGED = CALLED | RESULTS | TERMINAL_TYPES | {TOOL_UNANSWERED}
-_MADE = operator.itemgetter("made")
+
+
+def _mark_order(call: dict[str, Any]) -> tuple[int, int]:
+    """Where an open call's mark goes among the run's marks, so that each mark answers its own call when the run is
+    read again (``OpenCalls.close``: healing healed output adds nothing): a call's with an id, or of a named tool, in
+    the order the calls were made (by id; the oldest open call of that tool first), then those of calls with neither,
+    the latest call first (a mark naming nothing answers the latest call open without an id)."""
+    if call["callId"] is not None or call["toolName"]:
+        return 0, call["made"]
+    return 1, -call["made"]
 _NOT_KNOWN = ("the run has none, or it was on a line that could not be read", "")  # (``_why_none``: no line tells)
 
 
@@ -119,7 +128,7 @@ class PairToolCalls(RunScoped):
     def end_run(self, run: Run) -> list[dict[str, Any]]:
         marks = []
         calls: OpenCalls[dict[str, Any]] = run.state["calls"]
-        for call in sorted(calls, key=_MADE):  # (in the order the calls were made)
+        for call in sorted(calls, key=_mark_order):
             cid, name = call["callId"], call["toolName"]
             why, dropped = self._why_none(run, call)
             marks.append({**synthetic_event(TOOL_UNANSWERED, run, run.state["last"], None, {
