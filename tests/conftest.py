@@ -145,6 +145,15 @@ def group_gone(pgid: int, limit: float = 60.0) -> bool:
     return False
 
 
+@pytest.fixture
+def ctrl_c_caught():
+    """SIGINT that reaches no one else goes here, not to pytest (KeyboardInterrupt): what interrupts came."""
+    caught: list[int] = []
+    previous = signal.signal(signal.SIGINT, lambda number, frame: caught.append(number))
+    yield caught
+    signal.signal(signal.SIGINT, previous)
+
+
 @pytest.fixture(params=["asyncio", "trio"])
 def anyio_backend(request: pytest.FixtureRequest) -> str:
     return request.param

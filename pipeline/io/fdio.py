@@ -29,6 +29,7 @@ except ImportError:  # pragma: no cover - not on Windows
     fcntl = None  # type: ignore[assignment]
 
 from replay.pipeline.engine.errors import STDOUT_NAME, PipeClosed, ReplayError, write_failed
+from replay.pipeline.engine.knobs import whole_number
 from replay.pipeline.engine.preflight import refuse_unwritable_stdout
 from replay.pipeline.engine.share import stdout_capture
 
@@ -358,16 +359,8 @@ PAUSE_GRACE_VARIABLE = "REPLAY_PAUSE_GRACE_MS"  # the environment's say in that 
 def pause_grace() -> float:
     """The seconds a live writer must be silent for a pause: ``PAUSE_GRACE_SECONDS``, or the milliseconds
     ``REPLAY_PAUSE_GRACE_MS`` gives."""
-    raw = os.environ.get(PAUSE_GRACE_VARIABLE)
-    if raw is None:
-        return PAUSE_GRACE_SECONDS
-    value = int(raw) if raw.strip().isascii() and raw.strip().isdigit() else 0  # (int() takes digits of every script)
-    if value < 1:
-        raise ReplayError("E_USAGE_INVALID", f"{PAUSE_GRACE_VARIABLE} must be a whole number of milliseconds, at least 1",
-                          path=PAUSE_GRACE_VARIABLE, received=raw, expected="a number of milliseconds, at least 1",
-                          howToFix=f"Unset it (a pause after {PAUSE_GRACE_SECONDS * 1000:.0f} ms) or give a number.",
-                          example=f"{PAUSE_GRACE_VARIABLE}=2000")
-    return value / 1000
+    ms = whole_number(PAUSE_GRACE_VARIABLE, "milliseconds", f"a pause after {PAUSE_GRACE_SECONDS * 1000:.0f} ms", 2000)
+    return PAUSE_GRACE_SECONDS if ms is None else ms / 1000
 
 
 async def ready_soon(reader: Any, grace: float | None = None) -> bool:

@@ -18,8 +18,8 @@ import re
 import stat
 from typing import Any
 
-from replay.pipeline.engine.errors import ReplayError
 from replay.pipeline.engine.exactjson import loads
+from replay.pipeline.engine.knobs import whole_number
 from replay.pipeline.io.journals import CHUNK_BYTES
 from replay.pipeline.model.records import HEAL_RECORD, RECORD_KEY, is_canonical, is_record, is_run_record
 from replay.pipeline.model.runs import names_run
@@ -165,16 +165,8 @@ def pieces_in(size: int) -> int:
 
 def piece_bytes() -> int:
     """The bytes a file has a piece for: ``PIECE_BYTES``, or the number ``REPLAY_PIECE_BYTES`` gives."""
-    raw = os.environ.get(PIECE_BYTES_VARIABLE)
-    if raw is None:
-        return PIECE_BYTES
-    value = int(raw) if raw.strip().isascii() and raw.strip().isdigit() else 0  # (int() takes digits of every script)
-    if value < 1:
-        raise ReplayError("E_USAGE_INVALID", f"{PIECE_BYTES_VARIABLE} must be a whole number of bytes, at least 1",
-                          path=PIECE_BYTES_VARIABLE, received=raw, expected="a number of bytes, at least 1",
-                          howToFix=f"Unset it (a piece for each {PIECE_BYTES >> 20} MiB) or give a number.",
-                          example=f"{PIECE_BYTES_VARIABLE}={64 << 20}")
-    return value
+    count = whole_number(PIECE_BYTES_VARIABLE, "bytes", f"a piece for each {PIECE_BYTES >> 20} MiB", 64 << 20)
+    return PIECE_BYTES if count is None else count
 
 
 def _planned(size: int, k: int, parts: int) -> int:

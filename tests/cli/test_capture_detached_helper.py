@@ -81,17 +81,8 @@ def test_capture_ends_at_the_runners_exit_not_when_a_detached_helper_lets_go_of_
     assert raw["process"]["durationMs"] < LATE_S * 1000  # the run ended before the helper wrote (an order, not a speed)
 
 
-@pytest.fixture
-def sigint_left():
-    """SIGINT that reaches no one else goes here, not to pytest (KeyboardInterrupt): what interrupts came."""
-    caught: list[int] = []
-    previous = signal.signal(signal.SIGINT, lambda number, frame: caught.append(number))
-    yield caught
-    signal.signal(signal.SIGINT, previous)
-
-
 @pytest.mark.anyio
-async def test_ctrl_c_once_the_runner_exited_keeps_its_run_ok(tmp_path, monkeypatch, sigint_left):
+async def test_ctrl_c_once_the_runner_exited_keeps_its_run_ok(tmp_path, monkeypatch, ctrl_c_caught):
     """The runner answered and exited; a helper it detached holds its stdout. Ctrl-C while capture still reads that
     pipe (its grace is made 10 minutes here, so only the Ctrl-C ends it) stops nothing: the run stays ok, with no
     E_CAPTURE_INTERRUPTED, and the stage publishes no interrupt (the command exits 0)."""
@@ -120,4 +111,4 @@ async def test_ctrl_c_once_the_runner_exited_keeps_its_run_ok(tmp_path, monkeypa
     assert stage.take("errors") == [] and "interrupted" not in stage.facts
     [raw] = stage.take("raw")
     assert raw["capture"]["process"]["interrupted"] is False and raw["capture"]["process"]["exitCode"] == 0
-    assert sigint_left == []  # the Ctrl-C was capture's
+    assert ctrl_c_caught == []  # the Ctrl-C was capture's

@@ -116,15 +116,6 @@ while True:
 """
 
 
-@pytest.fixture
-def ctrl_c_caught():
-    """SIGINT that reaches no one else goes here, not to pytest (KeyboardInterrupt): what interrupts came."""
-    caught: list[int] = []
-    previous = signal.signal(signal.SIGINT, lambda number, frame: caught.append(number))
-    yield caught
-    signal.signal(signal.SIGINT, previous)
-
-
 async def wait_for_text(path: Path) -> None:
     while not (path.exists() and path.read_text()):  # noqa: ASYNC110, ASYNC240 - another process writes it: poll
         await anyio.sleep(0.01)
