@@ -110,6 +110,7 @@ def test_read_keeps_every_event_in_order_and_byte_identical(lines: list[bytes], 
 
 @SETTINGS
 @given(st.lists(st.tuples(st.booleans(), event_lines(), junk), max_size=30))
+@example([(False, b"{}", b"\x00"), (False, b"{}", UTF8_BOM)])  # a line of only a byte order mark: blank (CI found it)
 def test_junk_lines_are_reported_and_valid_ones_still_flow_in_order(mix: list[tuple[bool, bytes, bytes]]):
     lines = [line if good else bad for good, line, bad in mix]
     data = b"".join(line + b"\n" for line in lines)
@@ -118,7 +119,9 @@ def test_junk_lines_are_reported_and_valid_ones_still_flow_in_order(mix: list[tu
     assume(not data.startswith(b"\xef\xbb\xbf"))  # a byte order mark first is the file's, skipped (not a junk line)
     sink, errors = read_in_process(data)
     valid = [ln for ln in lines if is_valid_object(ln)]
-    reported = [n for n, ln in enumerate(lines, start=1) if ln.strip(b" \t\r") and not is_valid_object(ln)]
+    # (a byte order mark that starts a line is left out of it: a line of only that is blank, as a file of only that)
+    reported = [n for n, ln in enumerate(lines, start=1)
+                if exactjson.skip_bom(ln)[0].strip(b" \t\r") and not is_valid_object(ln)]
     assert sink.out == b"".join(line + b"\n" for line in valid)
     assert [e["line"] for e in errors] == reported  # every dropped line, once, at its own line number
     offsets = {n: sum(len(x) + 1 for x in lines[: n - 1]) for n in reported}
