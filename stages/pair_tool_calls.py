@@ -44,6 +44,7 @@ from replay.stages.ensure_run_started import synthetic_event
 
 PLACE_KEYS = ("turn", "step")  # where in the run a call was made (a mapped log's model call): its mark is placed there too
 _JUDGED = CALLED | RESULTS | TERMINAL_TYPES | {TOOL_UNANSWERED}
+_NOT_KNOWN = ("the run has none, or it was on a line that could not be read", "")  # (``_why_none``: no line tells)
 
 
 def _mark_order(call: dict[str, Any]) -> tuple[int, int]:
@@ -54,7 +55,6 @@ def _mark_order(call: dict[str, Any]) -> tuple[int, int]:
     if call["callId"] is not None or call["toolName"]:
         return 0, call["made"]
     return 1, -call["made"]
-_NOT_KNOWN = ("the run has none, or it was on a line that could not be read", "")  # (``_why_none``: no line tells)
 
 
 @register("pair_tool_calls")
@@ -90,11 +90,12 @@ class PairToolCalls(RunScoped):
                 self.hold(batch, i)
             return
         payload = event.get("payload")
-        cid, name = call_id(payload), tool_name(payload)
+        cid = call_id(payload)
         calls: OpenCalls[dict[str, Any]] = state["calls"]
         if etype in CALLED:
             if not calls.written_again(cid, payload):
                 state["made"] += 1
+                name = tool_name(payload)
                 calls.open(cid, name or "", {"callId": cid, "toolName": name, "seq": event.get("seq"),
                                              "made": state["made"],
                                              "place": {k: event[k] for k in PLACE_KEYS if k in event}, **batch.where(i)},
@@ -102,7 +103,7 @@ class PairToolCalls(RunScoped):
             return
         if cid is not None and (calls.close_id(cid) is not None or cid in calls.answered):
             return  # (its call's result, or the result of an answered call written again)
-        if calls.close(cid, name) is not None:
+        if calls.close(cid, tool_name(payload)) is not None:
             return  # (a call without an id: of its tool, or the latest)
         if etype == TOOL_UNANSWERED:
             if cid is not None:  # (a mark of a call not open: its results are not orphans)
