@@ -26,20 +26,28 @@ def catching_ctrl_c_under(pid: int, name: bytes) -> bool:
     todo = [pid]
     while todo:
         parent = todo.pop()
-        for task in Path(f"/proc/{parent}/task").glob("*"):
+        if any(catches(kid, signal.SIGINT) for kid in children(parent, name)):
+            return True
+        todo += children(parent, b"")
+    return False
+
+
+def children(pid: int, named: bytes) -> list[int]:
+    """The children of ``pid`` (of any of its threads) whose command line holds ``named`` (``forkserver``,
+    ``resource_tracker``): read from /proc, as a test that kills one of them finds it."""
+    found = []
+    for task in Path(f"/proc/{pid}/task").glob("*"):
+        try:
+            kids = [int(k) for k in (task / "children").read_text().split()]
+        except OSError:
+            continue
+        for kid in kids:
             try:
-                kids = [int(k) for k in (task / "children").read_text().split()]
+                if named in Path(f"/proc/{kid}/cmdline").read_bytes():
+                    found.append(kid)
             except OSError:
                 continue
-            for kid in kids:
-                todo.append(kid)
-                try:
-                    named = name in Path(f"/proc/{kid}/cmdline").read_bytes()
-                except OSError:
-                    continue
-                if named and catches(kid, signal.SIGINT):
-                    return True
-    return False
+    return found
 
 
 def unread(pipe) -> int:

@@ -169,24 +169,6 @@ class DyingFiles(LocalFiles):
             os.kill(os.getpid(), signal.SIGKILL)
 
 
-def children(pid: int, named: bytes) -> list[int]:
-    """The children of ``pid`` (of any of its threads) whose command line holds ``named`` (``forkserver``,
-    ``resource_tracker``): read from /proc, as a test that kills one of them finds it."""
-    found = []
-    for task in Path(f"/proc/{pid}/task").glob("*"):
-        try:
-            kids = [int(k) for k in (task / "children").read_text().split()]
-        except OSError:
-            continue
-        for kid in kids:
-            try:
-                if named in Path(f"/proc/{kid}/cmdline").read_bytes():
-                    found.append(kid)
-            except OSError:
-                continue
-    return found
-
-
 def two_run_copies(folder: Path, count: int) -> None:
     """``count`` copies of examples/journals/two-runs.jsonl in three subfolders of ``folder`` (``g0``..``g2``): a run
     over many small inputs, long enough for a pool's workers to be caught at work."""

@@ -12,7 +12,8 @@ import time
 from pathlib import Path
 
 from conftest import REPLAY
-from scale_support import TOO_LATE, children, heal_in_dir_killing, two_run_copies
+from process_support import children
+from scale_support import TOO_LATE, heal_in_dir_killing, two_run_copies
 
 COUNT = 60
 

@@ -12,7 +12,8 @@ import subprocess
 from pathlib import Path
 
 from conftest import REPLAY
-from scale_support import children, heal_in_dir_killing, two_run_copies
+from process_support import children
+from scale_support import heal_in_dir_killing, two_run_copies
 
 COUNT = 60
 
