@@ -18,7 +18,9 @@ FORMATS = (*export.FORMATS, "bundle")
 class LoadIncident(Source):
     summary = ("Read one incident: an export (format canonical, runledger, replay; checked by every import rule) or a "
                "bundle (format bundle; checksum verified). Sends one {\"$record\": \"incident\"} record; an export's, "
-               "unredacted, goes to a `redact` stage only (any other taker is refused with the config).")
+               "unredacted, goes to a `redact` stage only (any other taker is refused with the config). What the import "
+               "took otherwise than written (a replay journal's call arguments that are no object) is a notice.")
+    ports = ("errors", "notices")  # notices: E_INCIDENT_ARGS_WRAPPED, a warning on stderr unless a stage takes it
     options = {
         "path": Option(str, "", "the export, or the bundle's incident.json (or its folder); empty: the command's argument",
                        required=True, bind="args"),
@@ -35,6 +37,7 @@ class LoadIncident(Source):
     def __init__(self, **options: Any) -> None:
         super().__init__(**options)
         self._loaded: dict[str, Any] | None = None  # per run: read and checked in preflight, sent by produce
+        self._notices: list[dict[str, Any]] = []  # what that load noticed, emitted by produce with the incident
 
     def private_output(self) -> bool:
         """An export is sent as read, private values and all: only a redact stage may take it. A bundle was redacted
@@ -50,7 +53,9 @@ class LoadIncident(Source):
         self._loaded = self.load()
 
     def load(self) -> dict[str, Any]:
-        """The incident record (refusals are ReplayErrors: nothing has been sent yet)."""
+        """The incident record (refusals are ReplayErrors: nothing has been sent yet); what the import noticed is kept
+        for ``produce`` to emit (``_notices``)."""
+        self._notices = []
         c = self.config
         if not c["path"]:
             raise ReplayError("E_USAGE_INVALID", "load_incident needs the file to read", path=f"stages.{self.id}.path",
@@ -64,7 +69,7 @@ class LoadIncident(Source):
         # a config's are named as it writes them: ``Stage.as_named``)
         incident = export.load_export(c["path"], format=c["format"], case=c["case"] or None, rules_path=c["rules"] or None,
                                       effects_complete=c["effects_complete"] if imported else None, limits=limits,
-                                      flags=export.FLAGS if self.flags else {})
+                                      flags=export.FLAGS if self.flags else {}, notices=self._notices)
         return records.as_record(records.INCIDENT, {
             "schema_version": bundle.SCHEMA_VERSION, "kind": bundle.KIND, "incident_id": bundle.new_incident_id(),
             "effects_complete": incident["effects_complete"], "input": incident["input"], "events": incident["events"],
@@ -73,4 +78,6 @@ class LoadIncident(Source):
 
     async def produce(self, out: Output) -> None:
         record = self._loaded if self._loaded is not None else self.load()
+        for notice in self._notices:
+            self.emit("notices", {**notice, "stage": self.id})
         await out.send(Batch.of([record], source=self.config["path"]))

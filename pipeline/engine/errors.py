@@ -115,6 +115,7 @@ CATALOGUE: dict[str, tuple[str, str]] = {
     "E_INCIDENT_FIELD_UNKNOWN": ("incident export or event has a field the format does not have", "Remove the field; unknown fields are refused, never guessed at."),
     "E_INCIDENT_FIELD_MISSING": ("incident export or event lacks a required field", "Add the field; see `replay schema incident-export`."),
     "E_INCIDENT_FIELD_INVALID": ("incident field has the wrong type", "Give the field the type `replay schema incident-export` names."),
+    "E_INCIDENT_ARGS_WRAPPED": ("`--format replay`: a tool call's arguments in the journal are no object (Codex's apply_patch writes its patch as a text; a number, an array, null): imported as `{\"input\": <the arguments as written>}` (a warning)", "Nothing to mend in the journal: a replayed agent sends such a call's args as incident.json has them, {\"input\": <the value>}, redacted as any argument is (a patch's text, which has spaces, is \"[redacted]\")."),
     "E_INCIDENT_EVENT_TYPE_UNKNOWN": ("incident event type not in the event table", "Map the trace to tool_call, tool_result, business_effect, final_output, task_error."),
     "E_INCIDENT_TOO_MANY_EVENTS": ("incident trace longer than the event limit", "Export only the failing task, or raise --max-events."),
     "E_INCIDENT_CALL_ID_DUPLICATE": ("a tool_call reuses a call id", "Give every tool_call its own call id."),

@@ -8,7 +8,7 @@ effect is refused, never invented. The normalised incident is::
 
 with events from this table (call ids renumbered ``c1``, ``c2``, ... in call order, timestamps dropped):
 
-    tool_call        call_id, name, args (object)
+    tool_call        call_id, name, args (object; a replay journal's that are none: {"input": <them>}, said in a notice)
     tool_result      call_id, ok (bool), result (default null), error (default null)
     business_effect  call_id, effect (object with a string `type`)
     final_output     output (object)
@@ -33,6 +33,7 @@ from replay.pipeline.engine import exactjson
 from replay.pipeline.engine.errors import (
     EXIT_REFUSED,
     ReplayError,
+    diagnostic,
     folder_for_a_file,
     input_unreadable,
     option_setting,
@@ -63,6 +64,10 @@ ROOT_OPTIONAL = ("effects_complete",)
 ROOT_DISCARDED = ("incident_id", "title", "metadata", "source")
 DISCARDED_EVENT_FIELDS = ("timestamp",)
 _NONE = object()  # (a payload without arguments)
+# A replay journal's tool call whose arguments are no object (Codex's apply_patch: its custom_tool_call's `input` is the
+# patch's text; a number, an array, null): an incident's args are an object, so the value is kept, as written, as the
+# one member of this name, and the import says so (E_INCIDENT_ARGS_WRAPPED): a replayed agent sends them so
+WRAPPED_ARGS = "input"
 
 
 def _any(value: Any) -> bool:
@@ -575,8 +580,11 @@ def discarded(kind: Any) -> bool:
 
 
 def load_replay_journal(data: bytes, source: str, case: str | None, rules: list[Any], rules_where: dict[str, Any],
-                        effects_complete: bool, limits: Limits, flags: dict[str, str] = FLAGS) -> dict[str, Any]:
-    """A replay journal (``replay read`` output): one run's prompt, tool calls, explicit effects and ending."""
+                        effects_complete: bool, limits: Limits, flags: dict[str, str] = FLAGS,
+                        notices: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    """A replay journal (``replay read`` output): one run's prompt, tool calls, explicit effects and ending. A call's
+    arguments that are no object are taken as ``{"input": <them>}`` (``WRAPPED_ARGS``), said by one notice appended to
+    ``notices`` once the import is whole (``_wrapped_notice``)."""
     records = _jsonl(data, source, limits, "replay")
     runs: list[str] = []
     for n, record in records:
@@ -599,6 +607,7 @@ def load_replay_journal(data: bytes, source: str, case: str | None, rules: list[
     prompt: Any = None
     events: list[Any] = []
     positions: list[dict[str, Any]] = []
+    wrapped: list[tuple[int, str, dict[str, Any]]] = []  # (the event, what its arguments were, where they are)
     for n, record in records:
         if record.get("runId") != chosen:
             continue
@@ -622,6 +631,10 @@ def load_replay_journal(data: bytes, source: str, case: str | None, rules: list[
                    howToFix="Import the journal of a run that ended (its final answer or its error): the importer does "
                             "not make up an ending, and a replay needs the recorded one.")
         event = _replay_event(kind, payload, run, _at(where, ".payload"), record)
+        if event["type"] == "tool_call" and "args" in event and not isinstance(event["args"], dict):
+            key = next(key for key in ARGUMENT_KEYS if key in payload)
+            wrapped.append((len(events), json_type(event["args"]), _at(where, f".payload.{key}")))
+            event["args"] = {WRAPPED_ARGS: event["args"]}
         events.append(event)
         positions.append(where)
     input_: dict[str, Any] = {}
@@ -634,7 +647,26 @@ def load_replay_journal(data: bytes, source: str, case: str | None, rules: list[
                expected="a run record with `prompt`, or a user_message", received="none")
     if isinstance(run.get("context"), dict) and run["context"]:
         input_["context"] = run["context"]
-    return assemble(input_, effects_complete, events, rules, positions, {"source": source}, limits, rules_where=rules_where)
+    incident = assemble(input_, effects_complete, events, rules, positions, {"source": source}, limits, rules_where=rules_where)
+    if wrapped and notices is not None:
+        notices.append(_wrapped_notice(incident["events"], wrapped, masked(chosen)))
+    return incident
+
+
+_WRAPPED_NAMED = 3  # the calls a notice of wrapped arguments names in its message (all of them in its `calls`)
+
+
+def _wrapped_notice(events: list[dict[str, Any]], wrapped: list[tuple[int, str, dict[str, Any]]], run: str) -> dict[str, Any]:
+    """The one notice (E_INCIDENT_ARGS_WRAPPED, a warning) of an import whose calls ``wrapped`` (the event, the JSON type
+    of its arguments, where they are) had arguments that are no object, with the calls' ids and tool names as the
+    incident has them (``events``: renumbered, the names checked by ``assemble``); no value."""
+    calls = [(events[k]["call_id"], events[k]["name"], kind) for k, kind, _where in wrapped]
+    named = "; ".join(f"{cid} {name}: {kind}" for cid, name, kind in calls[:_WRAPPED_NAMED])
+    more = f"; and {len(calls) - _WRAPPED_NAMED} more" if len(calls) > _WRAPPED_NAMED else ""
+    return diagnostic("E_INCIDENT_ARGS_WRAPPED", f"{len(calls)} tool call(s) of run {run!r} have arguments that are no "
+                      f"object ({named}{more}): each is imported as {{\"{WRAPPED_ARGS}\": <its arguments as written>}}, "
+                      "the args a replayed agent sends for it", **wrapped[0][2], expected="an object",
+                      received=sorted({kind for _k, kind, _where in wrapped}), calls=[cid for cid, _name, _kind in calls])
 
 
 def _replay_event(kind: Any, payload: dict[str, Any], run: dict[str, Any], where: dict[str, Any],
@@ -715,10 +747,11 @@ def given_rules(format: str, rules_path: str | None, limits: Limits, *, check: b
 
 def load_export(path: str, *, format: str = "canonical", case: str | None = None, rules_path: str | None = None,
                 effects_complete: bool | None = None, limits: Limits = DEFAULT_LIMITS,
-                flags: dict[str, str] = FLAGS) -> dict[str, Any]:
+                flags: dict[str, str] = FLAGS, notices: list[dict[str, Any]] | None = None) -> dict[str, Any]:
     """Read and check an export of any supported format; the normalised incident (not yet redacted). ``flags``: option
     -> the command-line flag that set it (``FLAGS``); an option no flag set is named by its key, as a config writes it
-    (the path then is the option, ``case``, which ``load_incident`` names where its config has it)."""
+    (the path then is the option, ``case``, which ``load_incident`` names where its config has it). ``notices``: where
+    what the import took otherwise than written goes (warnings: a replay journal's call arguments that are no object)."""
     if format not in FORMATS:
         refuse("E_INCIDENT_FORMAT_UNSUPPORTED", f"unknown export format {format!r}", {"path": flags.get("format", "format")},
                expected="one of: " + ", ".join(FORMATS), received=format)
@@ -732,5 +765,6 @@ def load_export(path: str, *, format: str = "canonical", case: str | None = None
         return load_canonical(read_limited(path, limits), path, limits)
     rules, rules_where = given_rules(format, rules_path, limits, flags=flags)
     data = read_limited(path, limits)
-    loader = load_runledger if format == "runledger" else load_replay_journal
-    return loader(data, path, case, rules, rules_where, bool(effects_complete), limits, flags)
+    if format == "runledger":
+        return load_runledger(data, path, case, rules, rules_where, bool(effects_complete), limits, flags)
+    return load_replay_journal(data, path, case, rules, rules_where, bool(effects_complete), limits, flags, notices)
