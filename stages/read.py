@@ -14,7 +14,7 @@ from replay.pipeline.engine.errors import PipeClosed, ReplayError, diagnostic
 from replay.pipeline.engine.registry import register
 from replay.pipeline.engine.share import command_inputs
 from replay.pipeline.engine.stage import Option, Output, Source
-from replay.pipeline.io.fdio import FdReader, file_removed, ready_soon, silence_stdout, stdout_reader_gone
+from replay.pipeline.io.fdio import FdReader, file_removed, pause_grace, ready_soon, silence_stdout, stdout_reader_gone
 from replay.pipeline.io.journals import (
     BATCH_EVENTS,
     CHUNK_BYTES,
@@ -112,6 +112,7 @@ class ReadJournal(Source):
         self._files: list[str] | None = None
         self.inputs = Inputs()  # which input of its name the lines read are of (each source line sent begins one)
         self._unmarked: str | None = None  # (mark_named_documents) the named input being read that no source line marks yet
+        self._grace: float | None = None  # how long a live writer is silent for a pause (``pause_grace``), read once
 
     def reads_stdin_unnamed(self) -> bool:
         return not self.config["paths"]
@@ -138,7 +139,10 @@ class ReadJournal(Source):
 
     def preflight(self, inputs: list[str]) -> None:
         """Stdin (`-`) named once at most (it can be read once: a second `-` read nothing, without a word); with
-        ``start_offset``: every input must be read from it (``line_start.offset_refusal``), before anything runs."""
+        ``start_offset``: every input must be read from it (``line_start.offset_refusal``), before anything runs. The
+        pause grace (``pause_grace``: REPLAY_PAUSE_GRACE_MS) is read here, once, so a value that is no number of
+        milliseconds is refused before anything is read, whatever the inputs are (files, which never pause, too)."""
+        self._grace = pause_grace()
         if self.config["paths"].count(STDIN) > 1:
             typed = "paths" in self.args_keys
             raise ReplayError("E_USAGE_INVALID" if typed else "E_CONFIG_OPTION_INVALID",
@@ -197,6 +201,8 @@ class ReadJournal(Source):
 
     async def _produce(self, out: Output) -> None:
         dropped_lines(self.shared)  # the stages after know the lines left out are noted (none so far)
+        if self._grace is None:  # (a read run without its preflight: a library's, a test's)
+            self._grace = pause_grace()
         files = self.input_files()
         if not files and self.config["paths"] and self.log is not None:  # (folders that hold nothing to read)
             warn_inputs_not_found(self.log, "read.nothing_found", self.config["paths"], "read")
@@ -460,7 +466,7 @@ class ReadJournal(Source):
         waits (a live writer's pause, mid-line: `tail -f log |`) it goes on now, marked as a pause, as it came; where
         the read fails too (a truncated .gz, a failed read: every whole line before it comes out first)."""
         try:
-            if cutter.holding and reader.may_wait and not await ready_soon(reader):
+            if cutter.holding and reader.may_wait and not await ready_soon(reader, self._grace):
                 await self._send(cutter.release(), out, pause=True)
             return await reader.read(self.chunk)
         except (ReplayError, OSError):
@@ -477,7 +483,7 @@ class ReadJournal(Source):
             return False
         if not reader.may_wait:
             return follow
-        return not await ready_soon(reader)
+        return not await ready_soon(reader, self._grace)
 
     def _removed(self, source: str, offset: int) -> None:
         """--follow read to the end of a file that was removed meanwhile: it goes on following what it opened, as

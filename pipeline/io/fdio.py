@@ -358,7 +358,10 @@ PAUSE_GRACE_VARIABLE = "REPLAY_PAUSE_GRACE_MS"  # the environment's say in that 
 
 def pause_grace() -> float:
     """The seconds a live writer must be silent for a pause: ``PAUSE_GRACE_SECONDS``, or the milliseconds
-    ``REPLAY_PAUSE_GRACE_MS`` gives."""
+    ``REPLAY_PAUSE_GRACE_MS`` gives. Read once by each read stage, in its preflight (``stages/read.py``), then handed
+    to ``ready_soon``: a value that is no number of milliseconds (E_USAGE_INVALID) is refused before anything is read,
+    as a bad ``REPLAY_PIECE_BYTES`` is, and for an input of files too, which never pause (a typo in the environment
+    is said at once, not the day the same command reads a pipe)."""
     ms = whole_number(PAUSE_GRACE_VARIABLE, "milliseconds", f"a pause after {PAUSE_GRACE_SECONDS * 1000:.0f} ms", 2000)
     return PAUSE_GRACE_SECONDS if ms is None else ms / 1000
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import orjson
 import pytest
-from conftest import CORPUS, REPLAY, run_replay
+from conftest import CORPUS, REPLAY, errors_of, run_replay
 
 from replay.pipeline.io.fdio import PAUSE_GRACE_VARIABLE
 
@@ -241,3 +241,34 @@ def test_lines_held_come_out_at_a_pause_after_lines_that_came_to_nothing(tmp_pat
     writer = [sys.executable, "-c", SECOND_AT_ONCE, str(tmp_path / "first"), str(tmp_path / "second")]
     types, _ = types_while_paused(writer, 3, *args)  # (its exit: 1 when a line is bad at the end)
     assert types == ["run_started", "user_message", "assistant_message"]
+
+
+@pytest.mark.parametrize("command", ["read", "heal"])
+def test_a_grace_that_is_no_number_is_refused_before_a_file_is_read(tmp_path: Path, command: str):
+    """REPLAY_PAUSE_GRACE_MS is read once, when the read stage starts: a bad value is refused before anything is read,
+    for files too (which never pause; it was read at a pipe's first short read only, and a file's run ignored it)."""
+    path = tmp_path / "runs.jsonl"
+    path.write_bytes(b"".join(line + b"\n" for line in RUN_A))
+    run = run_replay(command, str(path), env={PAUSE_GRACE_VARIABLE: "lots"}, process=True)
+    assert run.returncode == 2 and run.stdout == b""
+    error, = errors_of(run.stderr)
+    assert error["code"] == "E_USAGE_INVALID" and error["path"] == PAUSE_GRACE_VARIABLE and error["received"] == "lots"
+    assert error["howToFix"]
+
+
+def test_a_grace_that_is_no_number_is_refused_before_a_pipe_is_read():
+    """A live pipe (its writer waiting after whole lines): refused before any of it is read (it was refused at the first
+    short read, after its lines had gone on), the lines left in the pipe."""
+    read_end, write_end = os.pipe()
+    try:
+        written = b"".join(line + b"\n" for line in RUN_A)
+        os.write(write_end, written)
+        run = subprocess.run([REPLAY, "heal"], stdin=read_end, capture_output=True, timeout=60, check=False,
+                             env={**os.environ, PAUSE_GRACE_VARIABLE: "0"})
+        assert run.returncode == 2 and run.stdout == b""
+        assert [error["path"] for error in errors_of(run.stderr)] == [PAUSE_GRACE_VARIABLE]
+        os.set_blocking(read_end, False)
+        assert os.read(read_end, 1 << 16) == written  # (none of it read)
+    finally:
+        os.close(read_end)
+        os.close(write_end)
