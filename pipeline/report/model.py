@@ -166,20 +166,6 @@ def _sum(values: list[int | float], start: int | float = 0) -> int | float:
     return total
 
 
-def _money_sum(values: list[int | float]) -> int | float:
-    """The sum of costs: an int of ints; else ``math.fsum`` (no rounding on the way), or ``_exact_sum`` where a double
-    would round the whole part (a sum of 2**53 or more: 10**30 + 1 is 1000000000000000000000000000001)."""
-    if set(map(type, values)) <= _INT:
-        return sum(values)
-    try:
-        total = math.fsum(values)
-    except OverflowError:
-        total = math.inf
-    if -_EXACT_WHOLE < total < _EXACT_WHOLE:
-        return total
-    return _exact_sum(values)
-
-
 def _exact_sum(values: Iterable[int | float]) -> int | float:
     """``values`` added up as they are written (a float as its shortest text, ``1e40`` as 10**40; an ``ExactNumber``
     as its text), not as their doubles add up: an int when the sum is a whole number, a float when a double holds it
@@ -1120,7 +1106,7 @@ def aggregate(summaries: Iterable[dict[str, Any]], diagnostics: dict[str, Any] |
     return totals.result(diagnostics)
 
 
-_SUMMED_TOKENS = ("inputTokens", "outputTokens", *CACHE_TOKENS)  # the token counts of runs' usage ``Aggregate`` adds up
+_SUMMED_USAGE = ("inputTokens", "outputTokens", "costUsd", *CACHE_TOKENS)  # the counts of runs' usage ``Aggregate`` adds up
 
 
 class Aggregate:
@@ -1131,10 +1117,9 @@ class Aggregate:
         self.by_rule: Counter[str] = Counter()
         self.by_code: Counter[str] = Counter()
         self.by_tool: dict[str, dict[str, Any]] = {}
-        # the tokens of the runs that counted them (none: no run did, as a cost), the cache's (``CACHE_TOKENS``) too;
-        # ints stay exact, however large
-        self.tokens = UsageSum()
-        self.costs: list[float] = []  # of the runs that recorded a cost
+        # the tokens and costs of the runs that counted them (none: no run did), the cache's (``CACHE_TOKENS``) too;
+        # ints stay exact, however large; each sum begins at the first run's count as that run shows it
+        self.usage = UsageSum()
         self.with_usage = 0
         self.durations: list[float] = []
         self.start: datetime | None = None
@@ -1168,12 +1153,10 @@ class Aggregate:
         usage = s["usage"]
         if usage is not None:
             self.with_usage += 1
-            add = self.tokens.add
-            for key in _SUMMED_TOKENS:  # (a cache's count is in a run's usage when some usage object of it counted them)
+            add = self.usage.add
+            for key in _SUMMED_USAGE:  # (a cache's count is in a run's usage when some usage object of it counted them)
                 if usage.get(key) is not None:
                     add(key, usage[key])
-            if usage["costUsd"] is not None:
-                self.costs.append(usage["costUsd"])
         if s["durationMs"] is not None:
             self.durations.append(s["durationMs"])
         starts, ends = s.get("startedAt"), s.get("endedAt")
@@ -1210,17 +1193,17 @@ class Aggregate:
     def result(self, diagnostics: dict[str, Any] | None = None) -> dict[str, Any]:
         """The totals; ``diagnostics``: the input problems (``total``, ``byCode``, and the ``first`` few)."""
         diag = diagnostics or {}
-        tokens = self.tokens.settled()
+        sums = self.usage.settled()
         return {
             "runs": {"total": self.runs, **{status: self.statuses[status] for status in STATUSES}},
             "events": {"total": self.events, "byType": dict(sorted(self.by_type.items()))},
             "toolCalls": {"total": self.calls, "ok": self.calls_ok, "error": self.calls - self.calls_ok,
                           "byTool": {name: _finish_stats(self.by_tool[name]) for name in sorted(self.by_tool)}},
             "errors": {"total": sum(self.by_code.values()), "byCode": dict(sorted(self.by_code.items()))},
-            "usage": {"inputTokens": maybe_count(tokens.get("inputTokens")),
-                      "outputTokens": maybe_count(tokens.get("outputTokens")),
-                      "costUsd": count_shown(_money_sum(self.costs)) if self.costs else None,
-                      **{key: count_shown(tokens[key]) for key in CACHE_TOKENS if key in tokens},
+            "usage": {"inputTokens": maybe_count(sums.get("inputTokens")),
+                      "outputTokens": maybe_count(sums.get("outputTokens")),
+                      "costUsd": maybe_count(sums.get("costUsd")),
+                      **{key: count_shown(sums[key]) for key in CACHE_TOKENS if key in sums},
                       "runsWithUsage": self.with_usage},
             "repairs": {"total": self.repairs, "byRule": dict(sorted(self.by_rule.items()))},
             "unattributedRepairs": {"total": sum(u["total"] for u in self.unattributed),

@@ -65,6 +65,19 @@ def test_all_runs_show_a_runs_cache_count_as_the_run_shows_it() -> None:
     assert exactjson.dumps(total["cacheReadTokens"]) == exactjson.dumps(run["cacheReadTokens"])
 
 
+
+def test_all_runs_show_a_runs_cost_as_the_run_shows_it() -> None:
+    """A run record's cost a double does not hold as written, shown as written in the run's usage, is shown so in all
+    runs' of that one run too: the runs' costs are added up by ``UsageSum``, as their token counts are (they were
+    added by a sum of their own, ``math.fsum``, which showed its double: 3.14159265358979)."""
+    record = exactjson.loads('{"runId": "r", "usage": {"input_tokens": 1, "costUsd": 3.14159265358979323846}}')
+    run = summarize_run(record, [])["usage"]
+    total = aggregate([summarize_run(record, [])])["usage"]
+    assert exactjson.dumps(run["costUsd"]) == b"3.14159265358979323846"
+    assert exactjson.dumps(total["costUsd"]) == exactjson.dumps(run["costUsd"])
+    many = aggregate([summarize_run(None, _events(['{"costUsd":0.1}'])) for _ in range(1000)])["usage"]
+    assert many["costUsd"] == 100  # (0.1 added 1000 times as doubles is 99.9999999999986)
+
 # counts written with up to 6 decimals
 written = st.lists(st.builds(lambda whole, part: f"{whole}.{part:06d}".rstrip("0").rstrip("."),
                              st.integers(0, 10 ** 6), st.integers(0, 999_999)), min_size=1, max_size=60)
