@@ -182,8 +182,19 @@ class EmitArtifacts(Sink):
             summary["error"] = error["code"]
         elif invalid:  # (the run may be ok: what capture wrote of it is not)
             summary["error"] = "E_HEALED_ARTIFACT_INVALID"
+        message = run_error_message(error)
+        if message is not None:
+            summary["errorMessage"] = message
         summary["files"] = files
         return summary
+
+
+def run_error_message(error: Any) -> str | None:
+    """The message of a run's ``error`` (the summary line's ``errorMessage``): its ``message``, or the error itself
+    when a runner wrote it as a bare message (``"error": "database connection refused"``, which capture keeps as
+    ``{"message": ...}``); None when it says none. A runner's error that names no code is told by it alone."""
+    message = error if isinstance(error, str) else error.get("message") if isinstance(error, dict) else None
+    return message if isinstance(message, str) and message.strip() else None
 
 
 def _date_of(record: dict[str, Any] | None, events: list[dict[str, Any]]) -> str:

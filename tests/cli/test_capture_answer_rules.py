@@ -50,6 +50,24 @@ def test_a_runner_that_reports_its_failure_and_exits_non_zero_keeps_its_own_erro
     assert ("normalize_runner_error" in rules) == isinstance(error, str)
 
 
+@pytest.mark.parametrize(("error", "shown"), [("database connection refused", {"errorMessage": "database connection refused"}),
+                                              ({"message": "database connection refused"},
+                                               {"errorMessage": "database connection refused"}),
+                                              (TIMEOUT_ERROR, {"error": "RUNNER_TOOL_TIMEOUT",
+                                                               "errorMessage": "get_portfolio timed out"})])
+@pytest.mark.parametrize("heal", [True, False], ids=["healed", "no-heal"])
+def test_the_summary_line_shows_a_failed_runs_error_message(tmp_path, error, shown, heal):
+    """A runner that answers {"status": "error", "error": "a bare message"} (exit 0): the summary line said status error
+    and nothing of why (it named the error's code only, and a bare message has none). It shows the message now, as
+    `errorMessage`, beside the code when there is one."""
+    context = {"stdout": {"status": "error", "error": error, "events": []}}
+    done = run_replay("capture", "--runner", SAY, "--context", json.dumps(context), *([] if heal else ["--no-heal"]),
+                      "the prompt", input=b"", cwd=tmp_path, env={"REPLAY_RUNNER": ""})
+    assert done.returncode == 0, done.stderr
+    [summary] = jsonl(done.stdout)
+    assert summary["status"] == "error"
+    assert {key: summary[key] for key in ("error", "errorMessage") if key in summary} == shown
+
 def test_a_runner_that_answers_ok_and_exits_non_zero_still_fails_with_the_exit(tmp_path):
     done = say(tmp_path, {"status": "ok", "response": "half", "events": []}, exit=3)
     summary, written, _journal = files(tmp_path, done)

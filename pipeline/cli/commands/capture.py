@@ -72,7 +72,8 @@ def capture(prompt: tuple[str, ...], runner: str | None, out_dir: str | None, co
     """Run PROMPT through your runner and write the run's raw capture, artifact, healed artifact, heal log
     and journal. With no PROMPT, the prompt is read from stdin.
 
-    stdout gets one JSON line naming the files; errors are JSON on stderr. Exit 0 when the runner
+    stdout gets one JSON line naming the files (a failed run's error too: `error`, its code, and `errorMessage`);
+    errors are JSON on stderr. Exit 0 when the runner
     answered (even with status "error"); 1 when the run failed, its files written with status "error":
     the runner timed out, exited non-zero or printed bad output, or the system could not start the
     runner found (E_RUNNER_START_FAILED: a #! interpreter that is not there, a format it cannot run);
