@@ -79,6 +79,17 @@ def errors_of(stderr: bytes) -> list[dict]:
     return bodies
 
 
+def no_temp_folder() -> None:
+    """A ``preexec_fn``: no file the process writes can grow by a byte (``ulimit -f 0``; a write fails, EFBIG, SIGXFSZ
+    ignored): every temp folder candidate ($TMPDIR, /tmp, /var/tmp, /usr/tmp, the working folder) fails ``tempfile``'s
+    trial write, as on a read-only file system with TMPDIR naming no folder (a container whose root is read-only), and
+    ``tempfile.gettempdir()`` raises FileNotFoundError. Run Python so with PYTHONDONTWRITEBYTECODE=1."""
+    import resource
+
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (0, 0))
+
+
 _LOG_TIME = re.compile(rb',"timestamp":"[^"]*"}$')
 
 

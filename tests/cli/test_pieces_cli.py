@@ -14,7 +14,7 @@ from pathlib import Path
 
 import orjson
 import pytest
-from conftest import REPLAY, ROOT, errors_of, run_replay
+from conftest import REPLAY, ROOT, errors_of, no_temp_folder, run_replay
 
 from replay.pipeline.engine.forked_pieces import spooled
 from replay.pipeline.model.run_cuts import plan
@@ -284,6 +284,21 @@ def test_ctrl_z_stops_the_pieces_with_the_command_and_fg_goes_on_with_them(tmp_p
     assert states[0] == "T" and set(states[1:]) <= {"T", "Z"} and "T" in states[1:], states
     assert process.returncode == 0, stderr
     assert out.read_bytes() == big.read_bytes()
+
+
+@pytest.mark.parametrize("command", ["heal", "validate", "report"])
+def test_no_temp_folder_at_all_runs_the_command_once(tmp_path: Path, journal: Path, command: str):
+    """``spooled`` when ``tempfile.gettempdir()`` finds no temp folder (it raises FileNotFoundError): no pieces, the
+    command runs once (as for no room), the same output as --workers 1, no E_UNHANDLED."""
+    env = {**os.environ, "REPLAY_PIECE_BYTES": "100000", "TMPDIR": str(tmp_path / "gone"), "PYTHONDONTWRITEBYTECODE": "1"}
+    run = subprocess.run([REPLAY, "--log-level", "info", command, "--workers", "3", str(journal)], cwd=tmp_path, env=env,
+                         capture_output=True, timeout=300, check=False, preexec_fn=no_temp_folder)
+    alone = run_replay(command, "--workers", "1", str(journal), process=True)
+    said = [orjson.loads(line) for line in run.stderr.splitlines()]
+    assert [line["why"] for line in said if line.get("event") == "pieces.not_used"] == [
+        "no file could be spooled in the temp folder (TMPDIR): no room, or none can be made there"], run.stderr
+    assert (run.returncode, run.stdout) == (alone.returncode, alone.stdout)
+    assert not errors_of(run.stderr)
 
 
 def test_a_heal_log_in_pieces_is_one_runs_and_leaves_nothing_in_the_temp_folder(tmp_path: Path, journal: Path):

@@ -7,9 +7,10 @@ import resource
 import shutil
 import signal
 import subprocess
+import sys
 from pathlib import Path
 
-from conftest import CORPUS, REPLAY, errors_of
+from conftest import CORPUS, REPLAY, errors_of, no_temp_folder
 
 LIMIT = 2048  # bytes: more than the report's own file, less than six runs' summaries
 # (PYTHONDONTWRITEBYTECODE: under the limit, Python would leave a .pyc it compiles cut short, which every later import fails on)
@@ -39,3 +40,22 @@ def test_a_refused_write_of_the_spooled_summaries_is_output_write_failed(tmp_pat
     assert (tmp_path / "r.json").read_bytes() == b"before"  # --out left as it was
     assert list(spool.iterdir()) == []  # the spool is gone
     assert sorted(p.name for p in tmp_path.iterdir()) == ["r.json", "runs", "tmp"]  # no temp file beside --out
+
+
+def test_no_temp_folder_to_spool_in_is_a_refusal_not_a_crash(tmp_path: Path) -> None:
+    """It was E_UNHANDLED (FileNotFoundError: No usable temporary directory found): gettempdir() raised before the
+    write the refusals cover. Now E_OUTPUT_WRITE_FAILED at TMPDIR, exit 2, before any file is read."""
+    env = {"PATH": "/usr/bin:/bin", "TMPDIR": str(tmp_path / "gone"), "PYTHONDONTWRITEBYTECODE": "1"}
+    probe = subprocess.run([sys.executable, "-c", "import tempfile; tempfile.gettempdir()"], cwd=tmp_path, env=env,
+                           capture_output=True, timeout=60, check=False, preexec_fn=no_temp_folder)
+    assert b"No usable temporary directory" in probe.stderr  # (the situation is real: no temp folder at all)
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    for number in range(2):
+        shutil.copy(CORPUS / "openhands" / "basic.json", runs / f"run{number}.json")
+    done = subprocess.run([REPLAY, "report", "runs"], cwd=tmp_path, env=env, capture_output=True, timeout=120,
+                          check=False, preexec_fn=no_temp_folder)
+    assert done.returncode == 2 and done.stdout == b"", done.stderr
+    error, = errors_of(done.stderr)
+    assert (error["code"], error["path"]) == ("E_OUTPUT_WRITE_FAILED", "TMPDIR")
+    assert "No usable temporary directory" in error["received"] and "TMPDIR" in error["howToFix"]

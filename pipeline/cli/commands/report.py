@@ -7,7 +7,7 @@ import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -16,12 +16,15 @@ from replay.pipeline.cli.command import ReplayCommand
 from replay.pipeline.cli.commands.read import auto_dialect_option, max_line_option, strict_option
 from replay.pipeline.cli.in_option import refuse_not_file_or_dir
 from replay.pipeline.cli.scale_flags import Scale, scale_options
-from replay.pipeline.engine.errors import EXIT_FAILED, ReplayError, counted_before, write_failed
+from replay.pipeline.engine.errors import EXIT_FAILED, ReplayError, counted_before, os_reason, write_failed
 from replay.pipeline.engine.log import write_stderr
 from replay.pipeline.engine.spec import Flag
 from replay.pipeline.io.journals import STDIN, expand_paths, is_journal_name, is_url, not_a_journal_name, path_kind
 from replay.pipeline.report.model import SUMMARY_FIELDS, SUMMARY_WHOLE_TYPES
 from replay.stages.report import AUTO, DEFAULT_TITLE, FORMAT_BY_SUFFIX, FORMATS, STDOUT, report_format
+
+if TYPE_CHECKING:
+    from tempfile import TemporaryDirectory
 
 
 def report_files(paths: list[str], in_paths: list[str]) -> list[str] | None:
@@ -154,8 +157,6 @@ def _report_in_parallel(files: list[str], bound: dict[str, Any], scale: Scale, s
     """Map: the report graph without its `report` stage, once per file, its summary records kept in input
     order. Reduce: the report graph with `summaries` in place of `summarize`, over those records. Diagnostics are printed as
     the files' runs report them, in input order."""
-    import tempfile
-
     from replay.pipeline.cli.scale import cli_work, files_for, run_over
     from replay.pipeline.engine.parallel import Work, preflight_all
     from replay.pipeline.engine.spec import bind, load_spec
@@ -165,10 +166,8 @@ def _report_in_parallel(files: list[str], bound: dict[str, Any], scale: Scale, s
     from replay.pipeline.cli.report_parts import report_summaries, summaries_only
 
     work = cli_work(summaries_only(bound), strict=strict, inputs=len(files), files=files_for(files))
-    with _spooling(Path(tempfile.gettempdir()) / "replay-report-*"):
-        folder = tempfile.TemporaryDirectory(prefix="replay-report-")
-    with folder:
-        summaries = Path(folder.name) / "summaries.jsonl"
+    with _spool_folder() as where:
+        summaries = Path(where) / "summaries.jsonl"
         with _spooling(summaries):
             sink = summaries.open("wb", buffering=0)  # (unbuffered: a failed write is seen there, not at a later flush)
         with sink:
@@ -185,6 +184,27 @@ def _report_in_parallel(files: list[str], bound: dict[str, Any], scale: Scale, s
         with counted_before(totals.errors):
             result = report_summaries([str(summaries)], bound, strict)
     return totals.errors, result
+
+
+def _spool_folder() -> TemporaryDirectory[str]:
+    """The folder the map spools the files' summaries in, made in the temp folder (``TMPDIR``, else ``/tmp``,
+    ``/var/tmp``, ``/usr/tmp``, the working folder: the first one a file can be written in). None of them can be (a
+    container whose file system is read-only, TMPDIR naming a folder that is not there): E_OUTPUT_WRITE_FAILED at
+    ``TMPDIR``, exit 2, before any input is read (as an output that cannot be written is refused); a folder that
+    cannot be made there, as a spooled write that fails (``_spooling``)."""
+    import tempfile
+
+    try:
+        where = tempfile.gettempdir()
+    except OSError as exc:  # (FileNotFoundError: "No usable temporary directory found in [...]")
+        raise ReplayError("E_OUTPUT_WRITE_FAILED", "no temp folder can be written: a report over several files spools "
+                          "their summaries there", path="TMPDIR", received=os_reason(exc)[1],
+                          expected="a folder replay can write temp files in",
+                          howToFix="Set TMPDIR to a folder you can write, or pipe the files in (`replay read FILES | "
+                                   "replay report`: one stream, nothing spooled); no report was written.",
+                          example="TMPDIR=$HOME/tmp", exit_code=2) from None
+    with _spooling(Path(where) / "replay-report-*"):
+        return tempfile.TemporaryDirectory(prefix="replay-report-")
 
 
 @contextmanager
