@@ -26,6 +26,9 @@ from ``read``, or parsed from them one for one): after a stage that makes record
 walk of another agent's log, ``pipeline/specs/walk-log.toml``) the wiring turns ``prescan`` off, and ``at`` is found as
 on stdin.
 
+In a chain (``chain = ["walk"]``) the walk walks what `replay walk` walks (``chain_spec``): over other agents' logs,
+walk-log.toml's stages go in front of it; over replay's own journals it takes their lines itself, as before.
+
 Lines are written as their ``raws``: the text line, or the JSON object with the record's own bytes
 as ``event``. A line with a key written twice in one object is read (kind, step, state, spend) by the last value of
 each, as every reader keeps it: said on the notices port (``E_JSON_DUPLICATE_KEY``, a warning, with its position), as
@@ -37,7 +40,7 @@ from __future__ import annotations
 import os
 import shlex
 import struct
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import orjson
@@ -48,7 +51,7 @@ from replay.pipeline.engine.errors import ReplayError, excerpt, how_to_fix, prin
 from replay.pipeline.engine.registry import register
 from replay.pipeline.engine.stage import Option, Stage, Transform
 from replay.pipeline.engine.text import utf8
-from replay.pipeline.io.journals import BLANK, DEFAULT_MAX_LINE_BYTES, SKIPPED, STDIN, source_name
+from replay.pipeline.io.journals import BLANK, DEFAULT_MAX_LINE_BYTES, SKIPPED, STDIN, is_url, source_name
 from replay.pipeline.model.records import DROPPED_RECORD, RECORD_KEY
 from replay.pipeline.model.split_records import joined_span
 from replay.pipeline.model.validation import USAGE_NOT_COUNTED
@@ -62,7 +65,9 @@ from replay.pipeline.model.walk import (
 )
 from replay.pipeline.model.walk_journal import (
     TOO_LONG,
+    WALK_LOG,
     StepEnd,
+    another_agents_log,
     line_problem,
     read_failure_advice,
     record_problem,
@@ -117,6 +122,34 @@ class WalkRecords(Transform):
         self.counted: dict[str, int] = {}  # records seen per source (a document's stop is an index)
         self.read_from: set[str] = set()  # the inputs a record was read from (a file's first was, before the run)
         self.shown = False  # has a line gone out (or been let go from what was held)?
+
+    @classmethod
+    def chain_spec(cls, source: Callable[[], Stage | None]) -> str | None:
+        """In a chain over other agents' logs, what `replay walk LOG` walks: ``WALK_LOG``'s stages in front (mapped and
+        healed); over replay's own journals (or inputs nothing can be told of before the run: stdin, a URL) the walk
+        takes the lines themselves, as `replay walk JOURNAL` does. Both kinds at once are refused: each is walked as
+        its command walks it, and one graph cannot."""
+        read = source()
+        try:
+            files = read.input_files() if read is not None else []
+        except ReplayError:  # (a path not there: the read refuses it before the run, as ever)
+            return None
+        limit = read.config.get("max_line_bytes", DEFAULT_MAX_LINE_BYTES) if read is not None else DEFAULT_MAX_LINE_BYTES
+        kinds: dict[bool, str] = {}  # another agent's log? -> the first input of that kind
+        for path in files:
+            if path == STDIN or is_url(path) or not os.path.isfile(path):
+                continue
+            try:
+                kinds.setdefault(another_agents_log(path, limit), path)
+            except OSError:  # (unreadable: the read reports it as it reads it)
+                continue
+            if len(kinds) == 2:
+                raise ReplayError(
+                    "E_USAGE_INVALID", f"a walk takes replay's journals or other agents' logs, not both: {kinds[True]!r} "
+                    f"is another agent's log (walked mapped and healed, as `replay walk` walks it), {kinds[False]!r} is "
+                    "replay's own journal (walked as its lines)", received=[kinds[False], kinds[True]],
+                    howToFix="Walk the two kinds in separate runs of the config.")
+        return WALK_LOG if kinds.get(True) else None
 
     def wired(self, feeds: list[Stage]) -> None:
         """The pre-scan's line limit is the read's (the stage whose raw lines the walk takes): a line the read skips as

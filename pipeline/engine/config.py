@@ -15,7 +15,8 @@ Two shapes::
 In a chain, a leading source (``read`` + ``parse`` + ``dialect``: another agent's log mapped onto canonical events, as
 ``replay heal`` and ``replay report`` map it; replay's own records pass through) and a trailing sink (``write`` to
 stdout) are added when missing; a chain that declares its own ``parse``, ``dialect`` or ``undialect`` gets no
-``dialect`` added; a chain whose lines reach its end unparsed (``chain = ["write"]``) is ``replay read``'s graph
+``dialect`` added; a stage that is a command (``walk`` over another agent's log) gets what that command's graph puts in
+front of it instead; a chain whose lines reach its end unparsed (``chain = ["write"]``) is ``replay read``'s graph
 (``chain_lines``). An option a stage declares with ``bind = "args"`` (``read``'s ``paths``) takes
 the positional arguments of the command running the graph when the config leaves it unset; arguments
 that no stage takes (the config set every such option itself) are refused rather than ignored.
@@ -34,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from replay.pipeline.engine import exactjson
-from replay.pipeline.engine.chain_lines import ADDED, NOTICES, add_line_stages
+from replay.pipeline.engine.chain_lines import ADDED, Wiring, add_line_stages
 from replay.pipeline.engine.errors import (
     EXIT_REFUSED,
     ReplayError,
@@ -203,8 +204,9 @@ def build_stage(registry: Registry, spec: dict[str, Any], where: str, args: list
 Tables = dict[str, tuple[dict[str, Any], str]]  # id -> (stage table, where it was written: "stages.x", "chain[2]")
 
 
-def normalize(doc: dict[str, Any], registry: Registry) -> Tables:
-    """The config as ``id -> (stage table, where)`` (a chain becomes tables wired one after the other)."""
+def normalize(doc: dict[str, Any], registry: Registry, paths: list[str] | None = None) -> Tables:
+    """The config as ``id -> (stage table, where)`` (a chain becomes tables wired one after the other); ``paths``: the
+    command's arguments (what a chain's source reads, when it takes them)."""
     for key in doc:
         if key not in TOP_LEVEL_KEYS:
             raise _shape(f"unknown top-level key {key!r}", key, expected="stages, chain or description")
@@ -215,7 +217,7 @@ def normalize(doc: dict[str, Any], registry: Registry) -> Tables:
     if ("stages" in doc) == ("chain" in doc):
         raise _shape("declare either [stages.<id>] tables or a `chain` list (one of them)", "$",
                      example='chain = ["parse", "write"]')
-    return _stage_tables(doc["stages"]) if "stages" in doc else _chain_tables(doc["chain"], registry)
+    return _stage_tables(doc["stages"]) if "stages" in doc else _chain_tables(doc["chain"], registry, paths)
 
 
 def _stage_tables(stages: Any) -> Tables:
@@ -230,7 +232,7 @@ def _stage_tables(stages: Any) -> Tables:
     return {str(k): (dict(v), f"stages.{k}") for k, v in stages.items()}
 
 
-def _chain_tables(chain: Any, registry: Registry) -> Tables:
+def _chain_tables(chain: Any, registry: Registry, paths: list[str] | None = None) -> Tables:
     if not isinstance(chain, list) or not chain:
         raise _shape("`chain` must be a non-empty list of stage types or tables", "chain", example='chain = ["parse"]')
     items: list[tuple[str | None, dict[str, Any], str]] = []
@@ -260,7 +262,15 @@ def _chain_tables(chain: Any, registry: Registry) -> Tables:
     if first.kind != "source":
         items.insert(0, (None, {"type": "read"}, ADDED))
         first = registry.get("read")
-    notices = add_line_stages(items, cls_of) if first.emits_raw else None
+
+    def source() -> Stage | None:
+        """The chain's source as it will read (its paths the command's arguments, unless it names its own)."""
+        try:
+            return build_stage(registry, items[0][1], items[0][2], paths)
+        except ReplayError:  # (refused again, where it is built for the graph)
+            return None
+
+    wiring = add_line_stages(items, cls_of, source) if first.emits_raw else Wiring()
     if cls_of(items[-1][1], items[-1][2]).kind != "sink":
         items.append((None, {"type": "write"}, ADDED))
     named = {i for i, _, where in items if i is not None and where != ADDED}
@@ -276,15 +286,20 @@ def _chain_tables(chain: Any, registry: Registry) -> Tables:
             node_id = f"{base}_{n}"
         return node_id
 
-    previous: str | None = None
+    ids: list[str] = []
     for node_id, spec, where in items:
         if node_id is None or where == ADDED:
             node_id = free_id(node_id, spec["type"])
-        tables[node_id] = ({**spec, "inputs": [previous] if previous else []}, where)
-        previous = node_id
-    if notices is not None:  # (the source's notices, logged as `replay read` logs them)
-        source = next(iter(tables))
-        tables[free_id(NOTICES, None)] = ({**notices, "inputs": [f"{source}.notices"]}, ADDED)
+        tables[node_id] = ({**spec, "inputs": ids[-1:]}, where)
+        ids.append(node_id)
+
+    def outputs(refs: list[tuple[int, str]]) -> list[str]:
+        return [f"{ids[i]}.{port}" if port else ids[i] for i, port in refs]
+
+    for i, refs in wiring.side.items():  # (side ports a command's graph gives the stage: `read.errors` into a walk)
+        tables[ids[i]][0]["inputs"] += outputs(refs)
+    for suggested, table, refs in wiring.extra:  # (the source's notices, logged as `replay read` logs them, ...)
+        tables[free_id(suggested, None)] = ({**table, "inputs": outputs(refs)}, ADDED)
     return tables
 
 
@@ -492,7 +507,7 @@ def graph_from_config(doc: dict[str, Any], *, registry: Registry | None = None, 
     """Build and validate the graph a config document declares; ``paths`` are the command's arguments."""
     registry = registry or Registry()
     flags: dict[str, str] = doc.get(FLAGS_KEY) or {}
-    tables = normalize({k: v for k, v in doc.items() if k != FLAGS_KEY}, registry)
+    tables = normalize({k: v for k, v in doc.items() if k != FLAGS_KEY}, registry, paths)
     builder = _Builder(registry, paths, of_a_command=bool(flags))
     by_node: dict[str, dict[str, str]] = {}  # the flags each stage's options came from
     for key, flag in flags.items():

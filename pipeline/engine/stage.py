@@ -151,6 +151,14 @@ class Stage:
     # (``Batch.rejoined``) as they pass it (``parse``): a join whose lines reach one leaves its logging to it.
     logs_joins: ClassVar[bool] = False
 
+    @classmethod
+    def chain_spec(cls, source: Callable[[], Stage | None]) -> str | None:
+        """The graph of the command this stage is (a spec, ``pipeline/specs/<name>.toml``) whose stages between its
+        source and this stage go in front of it in a chain, wired as that graph wires them (``chain_lines``), for the
+        chain's inputs: ``source()`` is the chain's source, built with the command's arguments (None when it cannot
+        be). None: the chain's own rule (``parse`` + ``dialect`` in front of a stage that takes events)."""
+        return None
+
     def private_output(self) -> bool:
         """Are this stage's records private until a stage that ``redacts`` has seen them?"""
         return False

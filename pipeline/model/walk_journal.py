@@ -44,7 +44,7 @@ from replay.pipeline.io.journals import (
 from replay.pipeline.io.run_files import HEAL_LOG, HEALED, HEALED_JOURNAL, JOURNAL, JOURNAL_FOLDER, is_heal_log, is_raw_capture
 from replay.pipeline.io.run_files import RAW as RAW_SIDE_FILE
 from replay.pipeline.model.artifacts import document_items
-from replay.pipeline.model.dialects.detect import document_dialect, input_dialect
+from replay.pipeline.model.dialects.detect import CANONICAL, document_dialect, input_dialect
 from replay.pipeline.model.records import DROPPED_RECORD, RECORD_KEY, not_object_fix
 from replay.pipeline.model.split_records import joined_lines
 from replay.pipeline.model.validation import JsonLinesHead, document_not_json, named_document_refusal
@@ -341,6 +341,7 @@ def _line_problem(raw: bytes, line: int, offset: int, complete: bool) -> LinePro
 # where a run's journal is ------------------------------------------------------------------------------
 RUN_ID = re.compile(r"[A-Za-z0-9._-]{1,200}")
 DEFAULT_DATA_DIR = ".replay"  # where capture writes: <data dir>/journal/<run id>.jsonl
+WALK_LOG = "walk-log"  # the graph another agent's log is walked with: pipeline/specs/walk-log.toml (mapped, healed)
 PATH_SUFFIXES = (".jsonl", ".json", ".ndjson", ".gz")
 
 
@@ -679,6 +680,13 @@ def _side_file(path: str, value: Any) -> tuple[str, str] | None:
     if found:
         return what, f"Walk the run's journal or its {copy} instead: {' or '.join(found)}."
     return what, f"Walk the run's journal instead (`replay walk RUN_ID`: DATA_DIR/journal/RUN_ID.jsonl), or {elsewhere}."
+
+
+def another_agents_log(path: str, max_line_bytes: int = 64 << 20) -> bool:
+    """Is the journal file ``path`` another agent's log (its dialect, as ``journal_dialect`` reads it, is not replay's
+    own)? `replay walk` walks one as its canonical journal, mapped and healed (``WALK_LOG``), and so does a walk stage
+    of a chain (``WalkRecords.chain_spec``); replay's own journal is walked as its lines (pipeline/specs/walk.toml)."""
+    return journal_dialect(path, max_line_bytes) != CANONICAL
 
 
 def journal_dialect(path: str, max_line_bytes: int = 64 << 20) -> str:

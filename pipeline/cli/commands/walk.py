@@ -15,11 +15,11 @@ from replay.pipeline.cli.commands.read import auto_dialect_option, max_line_byte
 from replay.pipeline.engine.errors import ReplayError, refused
 from replay.pipeline.io.journals import JOURNAL_FOLDER, STDIN, not_file_or_dir
 from replay.pipeline.model.dialects import AUTO
-from replay.pipeline.model.dialects.detect import CANONICAL
 from replay.pipeline.model.walk_journal import (
     DEFAULT_DATA_DIR,
+    WALK_LOG,
+    another_agents_log,
     is_run_id,
-    journal_dialect,
     journal_of,
     looks_like_path,
     not_a_journal_file,
@@ -86,10 +86,10 @@ def walk(run: str, at: str | None, as_json: bool, data_dir: str | None, dialect:
     # and walk.toml's reaches it through the join, so it is bound here too; walk-log's has no pre-scan)
     bound: dict[str, Any] = {"walk.format": "json" if as_json else "text", "walk.at": at, "read.max_line_bytes": max_line_bytes,
                              "join.max_bytes": max_line_bytes}
-    if dialect != AUTO or journal_dialect(path, max_line_bytes) != CANONICAL:
+    if dialect != AUTO or another_agents_log(path, max_line_bytes):
         # another agent's log: walked as `replay heal` maps and heals it (the walk stage finds where `at` ends)
         bound |= {"dialect.dialect": dialect, "dialect.hold_bytes": max_line_bytes}
-        return exit_code_for(run_spec("walk-log", [path], set=bound))
+        return exit_code_for(run_spec(WALK_LOG, [path], set=bound))
     bound["walk.max_line_bytes"] = max_line_bytes
     if at is not None:
         # The pre-scan (which the walk stage's preflight remembers: it is not made twice) says where
