@@ -7,7 +7,8 @@ run (a run record, a new ``runId``, or a flows journal's ``run_id``: ``runs.run_
 port (so the graph exits 1); anything but two runs is ``E_DIFF_INPUT_INVALID``, and so is a side (an input, when
 the stream has source records) holding no run or several: each side must be one run. Diagnostics routed
 in on a side input (``inputs = ["parse", "read.errors", "parse.errors"]``) make the input unusable:
-the stage then refuses with ``E_JOURNAL_READ_FAILED`` before writing anything.
+the stage then refuses with ``E_JOURNAL_READ_FAILED`` before writing anything. In a chain it gets them so, as diff.toml
+wires them (``chain_spec``): ``chain = [{ type = "diff" }]`` compares as `replay diff` does.
 
 A line with a key written twice in one object is compared by the last value of each, as every reader keeps it: said
 on the notices port (``E_JSON_DUPLICATE_KEY``, a warning, as heal and ``golden check`` say it), with its position. A
@@ -16,13 +17,14 @@ JSON document's are said by ``read``, which reads it whole; a mapped log's lines
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from replay.pipeline.engine import exactjson, interrupts
 from replay.pipeline.engine.batch import Batch
 from replay.pipeline.engine.errors import ReplayError, refused
 from replay.pipeline.engine.registry import register
-from replay.pipeline.engine.stage import Option, Transform
+from replay.pipeline.engine.stage import Option, Stage, Transform
 from replay.pipeline.engine.text import utf8
 from replay.pipeline.io.journals import SKIPPED
 from replay.pipeline.model.align import Aligner
@@ -32,6 +34,7 @@ from replay.pipeline.model.runs import Run, name_run, run_id_named, starts_run
 from replay.pipeline.model.walk_journal import read_failure_advice
 
 TEXT, JSON = "text", "json"
+DIFF_SPEC = "diff"  # the graph `replay diff` runs: pipeline/specs/diff.toml
 COMPARED = "only the last value of each is compared"  # (what comes of a key written twice: note_keys_twice)
 
 
@@ -47,6 +50,12 @@ class DiffRuns(Transform):
         "default_ignore": Option(bool, True, "leave out the fields that always differ: timestamps, run ids, ids, "
                                  "call ids, durations, seq"),
     }
+
+    @classmethod
+    def chain_spec(cls, source: Callable[[], Stage | None]) -> str | None:
+        """In a chain, what `replay diff` puts in front of it (parse, dialect), with the diagnostics of the read, the
+        parse and the mapping routed in: an input one of them cannot read whole is refused, as the command refuses it."""
+        return DIFF_SPEC
 
     def __init__(self, **options: Any) -> None:
         super().__init__(**options)

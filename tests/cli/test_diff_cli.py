@@ -6,7 +6,7 @@ from pathlib import Path
 
 import orjson
 import pytest
-from conftest import EXAMPLES, FIXTURES, errors_of, run_replay
+from conftest import EXAMPLES, FIXTURES, errors_of, run_replay, timeless
 
 WALK = FIXTURES / "walk"
 RUNNERS = EXAMPLES / "runners"
@@ -211,6 +211,31 @@ def test_replay_run_of_the_shipped_spec_compares_like_the_command(tmp_path: Path
     config.write_bytes(spec)
     inputs = (str(WALK / "hello.jsonl"), str(WALK / "interleaved.jsonl"))
     assert code == 0 and cli("run", str(config), *inputs) == cli("diff", *inputs)
+
+
+CORPUS = FIXTURES / "corpus"  # attribution: fixtures/corpus/SOURCES.md
+
+
+@pytest.mark.parametrize("a, b", [
+    (CORPUS / "codex" / "rollout-2026-01-02T03-04-05-11111111-1111-4111-8111-111111111111.jsonl",
+     CORPUS / "codex" / "rollout-66666666-6666-4666-8666-666666666666.jsonl"),  # (its last line is no JSON)
+    (CORPUS / "claude-code" / "session_b.jsonl", CORPUS / "claude-code" / "edge_cases.jsonl"),  # (lines no object)
+    (EXAMPLES / "journals" / "messy.jsonl", WALK / "hello.jsonl"),
+    (CORPUS / "openhands" / "basic.json", CORPUS / "openhands" / "wrong_initial_state.json"),
+    (WALK / "hello.jsonl", WALK / "interleaved.jsonl"),
+], ids=lambda p: p.name[:20])
+@pytest.mark.parametrize("as_json", [False, True], ids=["text", "json"])
+def test_a_chains_diff_compares_as_the_command(tmp_path: Path, a: Path, b: Path, as_json: bool):
+    """`chain = [{ type = "diff" }]` gets diff.toml's stages in front, wired as it wires them: an input read, parse or
+    dialect cannot read whole is refused (exit 2, nothing on stdout) as `replay diff` refuses it. The chain's diff took
+    the parse's errors for warnings of the run (on stderr, exit 1) and compared what was left."""
+    config = tmp_path / "diff.toml"
+    config.write_text('chain = [{ type = "diff"' + (', format = "json"' if as_json else "") + " }]\n")
+    chained = run_replay("run", str(config), str(a), str(b), process=True)
+    command = run_replay("diff", *(["--json"] if as_json else []), str(a), str(b), process=True)
+    assert (chained.returncode, chained.stdout, timeless(chained.stderr)) == (
+        command.returncode, command.stdout, timeless(command.stderr))
+    assert chained.returncode == (2 if "edge" in b.name or "6666" in b.name or "messy" in a.name else 1)
 
 
 def test_inputs_saved_by_read_with_their_source_records_are_two_runs(tmp_path: Path, cli):
