@@ -85,8 +85,8 @@ class EmitArtifacts(Sink):
     def output_files(self) -> list[str]:
         return ["-"] if self.config["summary"] else []  # the per-run files are named as the runs arrive
 
-    def output_folders(self) -> list[str]:
-        return [str(folder) for folder in self._folders().values() if folder is not None]
+    def output_folders(self) -> list[tuple[str | None, str]]:
+        return [(key, str(folder)) for key, folder in self._folders().items() if folder is not None]
 
     def _folders(self) -> dict[str, Path | None]:
         """The folders it writes into; without --out, the folder of today's runs (a run is dated when it starts)."""

@@ -112,8 +112,9 @@ class WriteHealed(Sink):
     def output_files(self) -> list[str]:
         return ["-"]  # one line per input written; the files are planned in preflight
 
-    def output_folders(self) -> list[str]:
-        return [self.config["write_dir"] or self.config["out_dir"]]
+    def output_folders(self) -> list[tuple[str | None, str]]:
+        option = "write_dir" if self.config["write_dir"] else "out_dir"
+        return [(option, self.config[option])]
 
     def preflight(self, inputs: list[str]) -> None:
         files = [f for f in inputs if f != "-"]

@@ -45,9 +45,10 @@ class WriteIncident(AsyncTransform):
                             f"{export.BUNDLE_GROWTH} times it is refused, not written", minimum=1),
     }
 
-    def output_folders(self) -> list[str]:
+    def output_folders(self) -> list[tuple[str | None, str]]:
         c = self.config
-        return [folder for folder in (c["out"] or c["write_dir"] or c["into"],) if folder]
+        option = next((key for key in ("out", "write_dir", "into") if c[key]), None)
+        return [] if option is None else [(option, c[option])]
 
     def preflight(self, inputs: list[str]) -> None:
         c = self.config

@@ -108,7 +108,8 @@ class Graph:
         """``exc`` with its ``stages.<id>...`` path named as the config wrote that stage: a chain's item (``chain[2]``;
         the item itself for its inputs, which a chain does not write), not a table the config does not have.
         A stage a composite expands into (``heal/cut_runs``) is named as the composite the config declared: its inputs
-        are the composite's (``stages.heal.inputs``), anything else of it is the composite's table (``stages.heal``)."""
+        are the composite's (``stages.heal.inputs``), anything else of it is the composite's table (``stages.heal``).
+        A message (or advice) that quotes the path (``stages.write.path 'runs/x.jsonl' and ...``) quotes it so too."""
         path = exc.body.get("path")
         found = _STAGE_PATH.fullmatch(path) if isinstance(path, str) else None
         if found is None:
@@ -120,6 +121,12 @@ class Graph:
             exc.body["path"] = self.chained[top] + ("" if rest.startswith(".inputs") else rest)
         elif inner:
             exc.body["path"] = f"stages.{top}{rest}"
+        if exc.body["path"] != path:  # (not where it is the start of another id's: `stages.write_2`)
+            quoted = re.compile(re.escape(found[0]) + r"(?![A-Za-z0-9_/-])")
+            for key in ("message", "howToFix"):
+                said = exc.body.get(key)
+                if isinstance(said, str):
+                    exc.body[key] = quoted.sub(lambda _: exc.body["path"], said)
         return exc
 
     def declared_at(self, stage_id: str) -> str | None:

@@ -101,7 +101,7 @@ def preflight(stages: Iterable[Stage], read: Iterable[str] = (), probed: set[Pat
         for _, target in stage.outputs():
             if _local(target):
                 probe_output(target, probed)
-        for folder in stage.output_folders():
+        for _, folder in stage.output_folders():
             if _local(folder):
                 probe_folder(folder, probed)
     for stage in stages:  # only now what can be read once (a prompt on stdin): a refused run has consumed nothing
@@ -164,18 +164,20 @@ def _refuse_outputs_in_folders_read(stages: list[Stage]) -> None:
 
 
 def _named_outputs(stage: Stage) -> list[tuple[str | None, str]]:
-    """``stage``'s output files (each with the option that names it) and folders (None: the stage names them)."""
-    return [*stage.outputs(), *((None, folder) for folder in stage.output_folders())]
+    """``stage``'s output files and folders, each with the option that names it."""
+    return [*stage.outputs(), *stage.output_folders()]
 
 
 def _refuse_unnameable(stage: Stage) -> None:
     """An output file or folder of ``stage`` that no file can be called (os calls on it raise ValueError or
-    UnicodeEncodeError): E_CONFIG_OPTION_INVALID at its option (a folder: at the stage)."""
-    for option, target in _named_outputs(stage):
+    UnicodeEncodeError): E_CONFIG_OPTION_INVALID at its option."""
+    files = stage.outputs()
+    for option, target in [*files, *stage.output_folders()]:
         if target and _local(target) and not _nameable(target):
             subject, path = stage.named(option)
             raise ReplayError(code_for(stage, option), f"{subject} has the output {target!r}, which no file can "
-                              "be called", path=path, received=target, expected=A_FILE if option is not None else "a folder",
+                              "be called", path=path, received=target,
+                              expected=A_FILE if (option, target) in files else "a folder",
                               howToFix="Name a file without a NUL character or half of a surrogate pair.")
 
 

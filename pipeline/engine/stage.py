@@ -285,9 +285,10 @@ class Stage:
         ``outputs`` gives those an option names, with the option."""
         return []
 
-    def output_folders(self) -> list[str]:
-        """The folders this stage writes files into (made when missing). Like its ``outputs``, each is tried
-        before anything runs (``pipeline/engine/outputs.py``)."""
+    def output_folders(self) -> list[tuple[str | None, str]]:
+        """The folders this stage writes files into (made when missing), each with the option that names it (as
+        ``outputs``: what a refusal of it names). Like its ``outputs``, each is tried before anything runs
+        (``pipeline/engine/outputs.py``)."""
         return []
 
     def whole_stream(self) -> bool:

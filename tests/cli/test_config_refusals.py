@@ -157,7 +157,7 @@ def test_a_toml_config_nested_too_deeply_is_a_parse_error(tmp_path: Path, text: 
     ({"type": "write", "path": "out\u0000.jsonl"}, "E_CONFIG_OPTION_INVALID", "chain[0].path"),
     ({"type": "write", "path": "x/\ud800.jsonl"}, "E_CONFIG_OPTION_INVALID", "chain[0].path"),
     ({"type": "heal", "rules_file": "rules\u0000.json"}, "E_INPUT_PATH_NOT_FOUND", "chain[0].rules_file"),
-    ({"type": "write_healed", "out_dir": "healed\u0000"}, "E_CONFIG_OPTION_INVALID", "chain[0]"),  # (a folder)
+    ({"type": "write_healed", "out_dir": "healed\u0000"}, "E_CONFIG_OPTION_INVALID", "chain[0].out_dir"),  # (a folder)
 ])
 def test_a_file_name_no_file_can_have_is_refused(tmp_path: Path, stage: dict, code: str, path: str):
     """A NUL (or half a surrogate pair) in a file a JSON config names was E_UNHANDLED (ValueError: embedded null byte;

@@ -71,3 +71,29 @@ def test_writing_beside_the_folder_read_is_fine(tmp_path: Path):
     done = run_replay("run", str(config), cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert (tmp_path / "dd.jsonl").read_bytes() == TWO_RUNS.read_bytes()
+
+
+HEAL_TABLES = ('[stages.read]\ntype = "read"\n[stages.parse]\ntype = "parse"\ninputs = ["read"]\n'
+               '[stages.h]\ntype = "heal"\ninputs = ["parse", "parse.repairs"]\n')
+
+
+@pytest.mark.parametrize(("config", "path", "out"), [
+    (HEAL_TABLES + '[stages.w]\ntype = "write_healed"\nout_dir = "dd/healed"\ninputs = ["h", "h.repairs"]\n',
+     "stages.w.out_dir", "dd/healed"),
+    (HEAL_TABLES + '[stages.e]\ntype = "emit"\nout_dir = "dd"\ninputs = ["h", "h.repairs"]\n', "stages.e.out_dir", "dd"),
+    (HEAL_TABLES + '[stages.e]\ntype = "emit"\nout_dir = "elsewhere"\njournal_dir = "dd/j"\ninputs = ["h", "h.repairs"]\n',
+     "stages.e.journal_dir", "dd/j"),
+    ('chain = [{type = "select", types = ["tool_*"]}, {type = "write", path = "dd/x.jsonl"}]\n', "chain[1].path",
+     "dd/x.jsonl"),
+    ('chain = ["parse", {type = "emit", out_dir = "dd/x", journal_dir = ""}]\n', "chain[1].out_dir", "dd/x"),
+], ids=["write_healed", "emit", "emit-journals", "chain-write", "chain-emit"])
+def test_an_output_folder_or_chain_item_is_named_at_its_option(tmp_path: Path, config: str, path: str, out: str):
+    """Before: a folder was refused at its stage (`stages.w`, not the key at fault), and a chain's item was named in the
+    message by an id the config does not have (`stages.write.path`) while its path said `chain[1].path`."""
+    folder_of_runs(tmp_path)
+    (tmp_path / "c.toml").write_text(config)
+    error = refused(run_replay("run", "c.toml", "dd", cwd=tmp_path, process=True), "E_CONFIG_OPTION_INVALID", path)
+    assert error["received"] == out
+    assert error["message"] == f"{path} {out!r} and the folder read 'dd' overlap: inputs are never written into"
+    assert [p.name for p in (tmp_path / "dd").iterdir()] == ["a.jsonl"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["c.toml", "dd"]
