@@ -2,7 +2,7 @@
 
 Stages say which files they read and write (``input_files`` / ``outputs``, ``-`` for stdin and
 stdout); the engine knows no stage by name. A graph that writes to stdout is refused when stdout is closed, and when two of its stages would; so is a graph two of
-whose stages would write one file. Inputs are never modified: an output that is the same file as an input (same device
+whose stages would write one file, or one of whose stages would write in a folder another writes into. Inputs are never modified: an output that is the same file as an input (same device
 and inode, whatever the path says) is refused, stdout redirected into one too; so is an output under a file (``--out afile/x.html``: a folder on its way
 is a file), before anything is read. Last, each output file and folder is tried where it will be written
 (``probe_output``, ``probe_folder``): one that cannot be written is refused (E_OUTPUT_WRITE_FAILED, exit 2) before any
@@ -61,6 +61,7 @@ def preflight(stages: Iterable[Stage], read: Iterable[str] = (), probed: set[Pat
                 raise ReplayError(code_for(stage, option), message, path=path, received=target,
                                   expected=_an_output(taken), howToFix=fix)
     _refuse_two_writers_of_one_target(stages)
+    _refuse_outputs_in_folders_written(stages)
     # again: a stage's preflight may find a file it reads (the script stage, the sidecar beside its session)
     inputs = [source for stage in stages for source in stage.input_files()]
     writes_stdout = any(target == STDIO for stage in stages for _, target in stage.outputs())
@@ -250,6 +251,39 @@ def _refuse_two_writers_of_one_target(stages: list[Stage]) -> None:
                 expected="a file of its own for each output",
                 howToFix=f"Give {second} a file of its own." if by_flag else "Give each output a path of its own.",
             )
+
+
+def _refuse_outputs_in_folders_written(stages: list[Stage]) -> None:
+    """An output (file or folder) of one stage in a folder another stage writes into (``output_folders``: `write_healed`'s
+    ``out_dir``, `emit`'s, `write_incident`'s), that folder itself, or holding it: what is in the folder is its stage's
+    (named after the inputs or runs, found only as the run goes), so either may replace what the other wrote. Refused
+    at the option of the one inside (a file before a folder; of two folders that are one, the later stage's), as two
+    writers of one file are. Local places, links resolved (a URL's folder is written in place, left to its stage)."""
+    folders = [(_Writer(stage, option, folder), Path(folder).resolve())
+               for stage in stages for option, folder in stage.output_folders() if folder and _local(folder)]
+    if not folders:
+        return
+    outputs = [*(_Writer(stage, option, target) for stage in stages for option, target in stage.outputs()),
+               *(_Writer(stage, option, target) for stage in reversed(stages) for option, target in stage.output_folders())]
+    places = [(writer, Path(writer.target).resolve()) for writer in outputs if writer.target and _local(writer.target)]
+    of_a_command = any(stage.flags for stage in stages)
+    for holding in (False, True):  # (the one inside first: a file holding a folder is found only from its side)
+        for writer, place in places:
+            for owner, folder in folders:
+                if owner.stage is writer.stage:
+                    continue  # (a stage's own outputs are its business: emit's journals beside its artifacts)
+                relation = (("which holds" if folder.is_relative_to(place) else None) if holding
+                            else "which is" if place == folder else "inside" if place.is_relative_to(folder) else None)
+                if relation is None:
+                    continue
+                subject, path = _as_given(writer, of_a_command)
+                other, _ = _as_given(owner, of_a_command)
+                raise ReplayError(
+                    code_for(writer.stage, writer.option), f"{subject} writes {writer.target!r}, {relation} the folder "
+                    f"{owner.target!r} that {other} writes into, where one may replace what the other wrote", path=path,
+                    received=writer.target, expected="a path outside the folders other stages write into",
+                    howToFix=f"Give {subject} a place of its own, outside {owner.target!r} (e.g. beside it): "
+                             "a stage's folder holds what that stage writes.")
 
 
 def code_for(stage: Stage, option: str | None) -> str:

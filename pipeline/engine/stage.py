@@ -288,7 +288,7 @@ class Stage:
     def output_folders(self) -> list[tuple[str | None, str]]:
         """The folders this stage writes files into (made when missing), each with the option that names it (as
         ``outputs``: what a refusal of it names). Like its ``outputs``, each is tried before anything runs
-        (``pipeline/engine/outputs.py``)."""
+        (``pipeline/engine/outputs.py``); what is in one is the stage's: no other stage of the graph may write there."""
         return []
 
     def whole_stream(self) -> bool:
