@@ -331,7 +331,10 @@ def preflight_all(work: Work, paths: list[str]) -> None:
 
     graph = graph_from_config(work.doc, paths=list(paths))
     tasks, _ = plan(graph)
-    preflight((live.stage for task in tasks for live in task.nodes), graph.read_files)
+    try:
+        preflight((live.stage for task in tasks for live in task.nodes), graph.read_files)
+    except ReplayError as exc:  # (named as the config has it: `chain[0].out_dir`, as one run names it)
+        raise graph.as_written(exc) from None
 
 
 def partition(paths: list[str], workers: int, most: int) -> list[Chunk]:

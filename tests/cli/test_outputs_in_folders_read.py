@@ -97,3 +97,14 @@ def test_an_output_folder_or_chain_item_is_named_at_its_option(tmp_path: Path, c
     assert error["message"] == f"{path} {out!r} and the folder read 'dd' overlap: inputs are never written into"
     assert [p.name for p in (tmp_path / "dd").iterdir()] == ["a.jsonl"]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["c.toml", "dd"]
+
+
+@pytest.mark.parametrize("chain", ['{ type = "write_healed", out_dir = "dd/healed" }', '{ type = "emit", out_dir = "dd/x" }'])
+def test_a_config_run_per_file_is_refused_a_folder_inside_the_folder_it_reads(tmp_path: Path, chain: str):
+    """With --workers each file of the folder runs alone, but the refusal is the one run over the folder gives."""
+    folder_of_runs(tmp_path)
+    config = tmp_path / "c.toml"
+    config.write_text(f"chain = [{chain}]\n")
+    refused(run_replay("run", str(config), "dd", "--workers", "2", cwd=tmp_path), "E_CONFIG_OPTION_INVALID",
+            "chain[0].out_dir")
+    assert sorted(p.name for p in (tmp_path / "dd").rglob("*")) == ["a.jsonl"]

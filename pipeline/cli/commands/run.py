@@ -59,7 +59,9 @@ def run(pipeline_file: str, args: tuple[str, ...], strict: bool, workers: int | 
                 "again", path=f"stages.{node.id}", received=written[0],
                 howToFix="Drop --workers/--engine to run the graph once over every input, or write to stdout."))
     from replay.pipeline.cli.scale import cli_work, files_for, run_over
+    from replay.pipeline.engine.parallel import Work, preflight_all
 
-    work = cli_work(doc, strict=strict, inputs=len(files), files=files_for(files))
+    preflight_all(Work(doc), list(args))  # what one run over ARGS refuses: an output inside a folder named (its files
+    work = cli_work(doc, strict=strict, inputs=len(files), files=files_for(files))  # alone do not say it was read)
     totals = run_over(work, files, scale, label="run")
     return EXIT_FAILED if totals.errors else EXIT_OK
