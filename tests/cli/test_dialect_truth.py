@@ -185,6 +185,63 @@ def test_a_sessions_api_errors_are_its_errors_and_its_recorded_costs_its_cost(tm
     assert run["events"]["byType"]["assistant_message"] == 2  # (m1 and m3: the API's error is no model output)
 
 
+def _streamed_session() -> str:
+    """Claude Code 2.x: each response written as a record per content block, sharing ``message.id``; its first
+    records carry a placeholder ``output_tokens`` (1), its last the response's count."""
+    cache = {"cache_read_input_tokens": 15030, "cache_creation_input_tokens": 8655}
+
+    def block(i: int, mid: str, content: dict, output: int, stop: str | None = None, **more) -> dict:
+        return {"type": "assistant", "uuid": f"a{i}", "parentUuid": f"a{i - 1}", "sessionId": "cc2", "timestamp": T % i,
+                "requestId": f"req_{mid}", "message": {"id": mid, "role": "assistant", "model": "claude-sonnet-4",
+                                                       "content": [content], "stop_reason": stop, "usage": {
+                                                           "input_tokens": 2, **cache, "output_tokens": output, **more}}}
+
+    records = [
+        {"type": "user", "uuid": "a0", "parentUuid": None, "sessionId": "cc2", "timestamp": T % 0,
+         "message": {"role": "user", "content": "list files"}},
+        block(1, "msg_1", {"type": "thinking", "thinking": "...", "signature": "x"}, 1, service_tier="standard"),
+        block(2, "msg_1", {"type": "text", "text": "Listing."}, 1),
+        block(3, "msg_1", {"type": "tool_use", "id": "toolu_1", "name": "Bash", "input": {"command": "ls"}}, 260, "tool_use"),
+        {"type": "user", "uuid": "a4", "parentUuid": "a3", "sessionId": "cc2", "timestamp": T % 4,
+         "message": {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_1", "content": "a b"}]}},
+        block(5, "msg_2", {"type": "text", "text": "Two files."}, 1),
+        block(6, "msg_2", {"type": "text", "text": "a and b."}, 40, "end_turn"),
+    ]
+    return "".join(json.dumps(r) + "\n" for r in records)
+
+
+def test_a_streamed_responses_tokens_are_its_last_records_counted_once(tmp_path):
+    path = tmp_path / "streamed.jsonl"
+    path.write_text(_streamed_session())
+    each_call_in = 2 + 15030 + 8655  # (the same input and cache counts on every record of a response: counted once)
+    usage = {"inputTokens": 2 * each_call_in, "outputTokens": 300, "costUsd": None,
+             "cacheReadTokens": 2 * 15030, "cacheCreationTokens": 2 * 8655}
+    assert _report(path)["usage"] == usage
+    result = run_replay("export", "--otlp", str(path), process=True)
+    assert result.returncode == 0, result.stderr
+    spans = [s for line in result.stdout.splitlines() for r in json.loads(line)["resourceSpans"]
+             for scope in r["scopeSpans"] for s in scope["spans"]]
+    chats = [{a["key"]: int(a["value"]["intValue"]) for a in s["attributes"]
+              if a["key"] in ("gen_ai.usage.input_tokens", "gen_ai.usage.output_tokens")}
+             for s in spans if s["name"].startswith("chat")]
+    assert chats == [{"gen_ai.usage.input_tokens": each_call_in, "gen_ai.usage.output_tokens": 260},
+                     {"gen_ai.usage.input_tokens": each_call_in, "gen_ai.usage.output_tokens": 40}]
+    healed = run_replay("heal", str(path), process=True)
+    assert healed.returncode == 0, healed.stderr
+    again = run_replay("report", "--format", "json", input=healed.stdout, process=True)
+    assert json.loads(again.stdout)["runs"][0]["usage"] == usage
+    # the stream: the response's first record its usage as written, a later one what its counts grew by
+    mapped = [json.loads(line) for line in run_replay("read", "--dialect", "claude-code", str(path),
+                                                      process=True).stdout.splitlines()]
+    said = [(e["id"], e["payload"].get("usage")) for e in mapped if e.get("type") == "assistant_message"]
+    first = {"input_tokens": 2, "cache_read_input_tokens": 15030, "cache_creation_input_tokens": 8655, "output_tokens": 1}
+    assert said == [("a1", {**first, "service_tier": "standard"}), ("a2", None), ("a3", {"output_tokens": 259}),
+                    ("a5", first), ("a6", {"output_tokens": 39})]
+    written = run_replay("write", "--dialect", "claude-code", input=run_replay("read", "--dialect", "claude-code",
+                                                                                 str(path), process=True).stdout, process=True)
+    assert [json.loads(line) for line in written.stdout.splitlines()] == [json.loads(line) for line in path.read_text().splitlines()]
+
+
 # OpenHands ----------------------------------------------------------------------------------------
 def _trajectory_oh() -> str:
     at = "2025-01-27T23:16:%02d.000000"

@@ -6,7 +6,7 @@ One JSON record per line. Mapping table (record -> events, in this order):
 | --- | --- |
 | ``user``, ``message.content`` a string | ``user_message`` {text} |
 | ``user``, ``message.content`` blocks | per block: ``text`` (or a bare string) -> ``user_message`` {text}; ``tool_result`` -> ``tool_completed`` {callId, output}, or ``tool_failed`` when ``is_error``; any other block -> an event of the block's type {block} |
-| ``assistant`` | ``assistant_message`` {text, thinking, model, messageId, stopReason, usage} for its text and thinking blocks (and for the first record of a message id even without text: that record is the model call); then per ``tool_use`` block ``tool_called`` {callId, toolName, args}; any other block -> an event of the block's type {block} |
+| ``assistant`` | ``assistant_message`` {text, thinking, model, messageId, stopReason, usage} for its text and thinking blocks (and, even without text, for the first record of a message id, which is the model call, and for a later record of it whose usage counts grew); then per ``tool_use`` block ``tool_called`` {callId, toolName, args}; any other block -> an event of the block's type {block} |
 | ``summary`` | ``summary`` {summary, leafUuid} |
 | ``system`` | ``system`` {content, level, subtype}; ``error`` {content, level, subtype, code: subtype, message: content} when its ``level`` is ``error`` |
 | ``assistant`` with ``isApiErrorMessage`` | its ``assistant_message`` is an ``error`` {..., code: the API error's ``type`` (else its HTTP status), message: the text}: no model output, the API's error |
@@ -15,9 +15,13 @@ One JSON record per line. Mapping table (record -> events, in this order):
 | ``user`` / ``assistant`` whose ``message`` is not an object with ``content`` | an event of the record's type (``user`` / ``assistant``), payload {} |
 
 Every event of a record gets its ``timestamp``, ``id`` = ``uuid``, ``parentId`` = ``parentUuid``, and
-``payload.sidechain: true`` when ``isSidechain``. ``usage`` goes on the first record of each message id
-only (Claude Code writes one record per content block of a response, repeating its usage), with the record's
-``costUSD`` (older versions write one) as its ``costUsd``. Run facts:
+``payload.sidechain: true`` when ``isSidechain``. Claude Code writes one record per content block of a response,
+each with a usage: older versions repeat the response's, 2.x writes its first records with a placeholder
+``output_tokens`` (1) and the count on its last. So ``usage`` is counted once for each message id, as its records
+give it: the first record's event carries its usage as written (with the record's ``costUSD``, which older versions
+write, as its ``costUsd``), and a later record's event only what its counts grew by since the largest its call's
+records gave before (``{"output_tokens": 259}``), none when none grew: a call's events add up to its largest input,
+cache and output counts (its last record's), none counted twice. Run facts:
 ``runId`` = ``sessionId``, ``prompt`` = the first user text that is not a meta record, ``model``,
 ``cwd``, ``version``, ``gitBranch``.
 
@@ -31,7 +35,9 @@ the same transcript, linked by ``parentUuid``) goes on with the run.
 from __future__ import annotations
 
 import copy
+import math
 import re
+from decimal import Decimal
 from typing import Any
 
 from replay.pipeline.model.dialects.base import (
@@ -47,6 +53,8 @@ from replay.pipeline.model.dialects.base import (
 from replay.pipeline.model.events import ERROR
 from replay.pipeline.model.validation import is_number
 
+RECENT_CALLS = 64  # the message ids whose counts are kept, to count what a later record of the call adds
+
 
 class ClaudeCodeMapper(Mapper):
     name = "claude-code"
@@ -54,6 +62,8 @@ class ClaudeCodeMapper(Mapper):
     def __init__(self, source: str) -> None:
         super().__init__(source)
         self._messages: set[str] = set()  # message ids whose model call was mapped already
+        # the largest count of each usage field seen so far, of the latest ``RECENT_CALLS`` message ids
+        self._counts: dict[str, dict[str, int | float]] = {}
 
     def starts_run(self, record: dict[str, Any]) -> bool:
         session = _str(record.get("sessionId"))
@@ -121,18 +131,17 @@ class ClaudeCodeMapper(Mapper):
         thought = [k for k, b in enumerate(blocks) if isinstance(b, dict) and b.get("type") in ("thinking", "redacted_thinking")]
         message_id = _str(message.get("id"))
         first_of_call = message_id is None or message_id not in self._messages
-        if message_id is not None:
-            self._messages.add(message_id)
+        usage = self._usage_counted(message_id, _usage(message.get("usage"), record.get("costUSD")), first_of_call)
         model = _str(message.get("model"))
         self.learn(model=model)
         parts: list[Part] = []
-        if said or thought or first_of_call:
+        if said or thought or first_of_call or usage is not None:
             thinking = "\n".join(b.get("thinking") for k, b in enumerate(blocks) if k in thought
                                  and isinstance(b.get("thinking"), str)) or None
             parts.append(Part("assistant_message", compact(
                 text=text_of(content) if isinstance(content, list) else content if isinstance(content, str) else None,
                 thinking=thinking, model=model, messageId=message_id, stopReason=message.get("stop_reason"),
-                usage=_usage(message.get("usage"), record.get("costUSD")) if first_of_call else None,
+                usage=usage,
             ), sorted(said + thought) if isinstance(content, list) else None))
             if record.get("isApiErrorMessage") is True:  # no model output: the API's error, as Claude Code shows it
                 parts[0].type = ERROR
@@ -148,6 +157,34 @@ class ClaudeCodeMapper(Mapper):
             else:
                 parts.append(Part(kind if isinstance(kind, str) and kind else UNKNOWN_TYPE, {"block": block}, [k]))
         return parts
+
+    def _usage_counted(self, message_id: str | None, usage: Any, first_of_call: bool) -> Any:
+        """The usage a record's ``assistant_message`` carries: the first record of a message id (a model call), its usage
+        as written; a later record of it, what its counts grew by since the largest its call's records gave before
+        (Claude Code 2.x writes a response's first records with a placeholder ``output_tokens``, 1, and the count
+        only on its last), None when none grew (older versions repeat one usage on every record). So a call's events
+        add up to the largest count of each field its records give: its input and cache counts once, its output the
+        count its last record gives. Only the latest ``RECENT_CALLS`` message ids are kept (a response's records are
+        written together): a record of a call long past (a resumed session writes records again) counts nothing."""
+        if message_id is None:
+            return usage
+        counts = _counts(usage)
+        if first_of_call:
+            self._messages.add(message_id)
+            self._counts[message_id] = counts
+            if len(self._counts) > RECENT_CALLS:
+                del self._counts[next(iter(self._counts))]
+            return usage
+        largest = self._counts.get(message_id)
+        if largest is None:
+            return None
+        grown: dict[str, int | float] = {}
+        for key, count in counts.items():
+            before = largest.get(key)
+            if before is None or count > before:
+                grown[key] = count if before is None else _minus(count, before)
+                largest[key] = count
+        return grown or None
 
     def rebuild(self, record: Any, parts: list[dict[str, Any]]) -> Any | None:
         """Only the content blocks whose events survived (a dropped orphan tool result goes)."""
@@ -167,6 +204,22 @@ def _usage(usage: Any, cost: Any) -> Any:
     if not is_number(cost):
         return usage
     return {**usage, "costUsd": cost} if isinstance(usage, dict) else {"costUsd": cost}
+
+
+def _counts(usage: Any) -> dict[str, int | float]:
+    """The counts of a usage object: its fields that hold a number >= 0 (an int, or a finite float)."""
+    if not isinstance(usage, dict):
+        return {}
+    return {key: value for key, value in usage.items()
+            if (value.__class__ is int or (value.__class__ is float and math.isfinite(value))) and value >= 0}
+
+
+def _minus(count: int | float, before: int | float) -> int | float:
+    """``count - before`` (``count`` the larger): exact for ints; for a fraction, the difference of the numbers as
+    written (``0.3 - 0.1`` is 0.2, not 0.19999999999999998)."""
+    if count.__class__ is int and before.__class__ is int:
+        return count - before
+    return float(Decimal(repr(count)) - Decimal(repr(before)))
 
 
 _API_ERROR = re.compile(r"API Error: (\d{3})")
