@@ -105,3 +105,49 @@ def test_a_resumed_sessions_repeated_records_are_one_tool_call_as_after_heal(tmp
     healed = json.loads(run_replay("report", "--format", "json", input=run_replay("heal", str(log)).stdout).stdout)
     calls = [(run["toolCalls"]["total"], run["toolCalls"]["error"]) for run in (raw, healed["runs"][0])]
     assert calls == [(1, 0), (1, 0)]
+
+
+# A resumed session (its records under the new id, going on from the old ones by parentUuid) that starts a sub-agent:
+# the sidechain's first record has no parentUuid, as Claude Code writes a sidechain's root.
+RESUMED_WITH_SUB_AGENT = "".join(json.dumps(r) + "\n" for r in [
+    {"type": "user", "sessionId": "old", "uuid": "u1", "parentUuid": None, "isSidechain": False,
+     "timestamp": "2025-07-01T10:00:00Z", "message": {"role": "user", "content": "hi"}},
+    {"type": "assistant", "sessionId": "old", "uuid": "a1", "parentUuid": "u1", "isSidechain": False,
+     "timestamp": "2025-07-01T10:00:01Z", "message": {"id": "m1", "role": "assistant", "model": "m", "content": [
+         {"type": "text", "text": "hello"}], "usage": {"input_tokens": 10, "output_tokens": 5}}},
+    {"type": "user", "sessionId": "new", "uuid": "u2", "parentUuid": "a1", "isSidechain": False,
+     "timestamp": "2025-07-01T11:00:00Z", "message": {"role": "user", "content": "search the repo"}},
+    {"type": "assistant", "sessionId": "new", "uuid": "a2", "parentUuid": "u2", "isSidechain": False,
+     "timestamp": "2025-07-01T11:00:01Z", "message": {"id": "m2", "role": "assistant", "model": "m", "content": [
+         {"type": "tool_use", "id": "toolu_task", "name": "Task", "input": {"prompt": "find x"}}],
+         "usage": {"input_tokens": 20, "output_tokens": 5}}},
+    {"type": "user", "sessionId": "new", "uuid": "s1", "parentUuid": None, "isSidechain": True,
+     "timestamp": "2025-07-01T11:00:02Z", "message": {"role": "user", "content": "find x"}},
+    {"type": "assistant", "sessionId": "new", "uuid": "s2", "parentUuid": "s1", "isSidechain": True,
+     "timestamp": "2025-07-01T11:00:03Z", "message": {"id": "m3", "role": "assistant", "model": "m", "content": [
+         {"type": "text", "text": "x is in y"}], "usage": {"input_tokens": 30, "output_tokens": 5}}},
+    {"type": "user", "sessionId": "new", "uuid": "u3", "parentUuid": "a2", "isSidechain": False,
+     "timestamp": "2025-07-01T11:00:04Z", "message": {"role": "user", "content": [
+         {"type": "tool_result", "tool_use_id": "toolu_task", "content": "x is in y"}]}},
+    {"type": "assistant", "sessionId": "new", "uuid": "a3", "parentUuid": "u3", "isSidechain": False,
+     "timestamp": "2025-07-01T11:00:05Z", "message": {"id": "m4", "role": "assistant", "model": "m", "content": [
+         {"type": "text", "text": "done"}], "usage": {"input_tokens": 40, "output_tokens": 5}}},
+])
+
+
+def test_a_resumed_sessions_sub_agent_goes_on_with_the_run_and_answers_its_task_call(tmp_path):
+    log = tmp_path / "resumed.jsonl"
+    log.write_text(RESUMED_WITH_SUB_AGENT)
+    result = run_replay("report", "--format", "json", str(log), process=True)
+    assert result.returncode == 0, result.stderr
+    runs = json.loads(result.stdout)["runs"]
+    assert [(run["runId"], [(c["toolName"], c["status"]) for c in run["toolCalls"]["calls"]], run["errors"])
+            for run in runs] == [("old", [("Task", "ok")], [])]
+    assert runs[0]["usage"]["inputTokens"] == 100  # (the sub-agent's call too)
+    repairs = tmp_path / "repairs.jsonl"
+    healed = run_replay("heal", str(log), "--log", str(repairs), process=True)
+    assert healed.returncode == 0, healed.stderr
+    assert [r["rule"] for r in map(json.loads, repairs.read_text().splitlines()) if r["rule"] == "pair_tool_calls"] == []
+    mapped = [json.loads(line) for line in run_replay("read", "--dialect", "claude-code", str(log), process=True).stdout.splitlines()]
+    assert [e["runId"] for e in mapped if e.get("$record") == "run"] == ["old"]
+    assert [e["type"] for e in mapped if e.get("id") == "s1"] == ["user_message"]  # (the sub-agent's prompt: no run_started)

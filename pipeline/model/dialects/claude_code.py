@@ -29,7 +29,8 @@ One file can hold more than one session (session logs written one after another 
 another ``sessionId`` than the run's that opens its session (no ``parentUuid``, nor a ``logicalParentUuid``: the
 root of its conversation) begins a run of its own. A record of another session that goes on from a record
 before it (a resumed or continued session's records, which Claude Code writes under the new session's id into
-the same transcript, linked by ``parentUuid``) goes on with the run.
+the same transcript, linked by ``parentUuid``) goes on with the run, and so does a sidechain's root
+(``isSidechain``, no ``parentUuid``: the first record of a sub-agent a ``Task`` call of the run started).
 """
 
 from __future__ import annotations
@@ -67,8 +68,8 @@ class ClaudeCodeMapper(Mapper):
 
     def starts_run(self, record: dict[str, Any]) -> bool:
         session = _str(record.get("sessionId"))
-        if session is None or session == self.facts.get("runId", session):
-            return False
+        if session is None or session == self.facts.get("runId", session) or record.get("isSidechain") is True:
+            return False  # (a sidechain's root has no parentUuid either: a sub-agent's, of the session in progress)
         return record.get("parentUuid") is None and record.get("logicalParentUuid") is None  # the root of its session
 
     def map(self, record: Any) -> Mapped:
