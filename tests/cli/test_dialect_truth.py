@@ -10,15 +10,15 @@ from conftest import run_replay
 T = "2026-01-02T03:04:%02d.000Z"
 
 
-def _report(path) -> dict:
-    result = run_replay("report", "--format", "json", str(path))
+def _report(path, process: bool = False) -> dict:
+    result = run_replay("report", "--format", "json", str(path), process=process)
     assert result.returncode == 0, result.stderr
     return json.loads(result.stdout)["runs"][0]
 
 
-def _spans(path) -> list[tuple[str, dict, int]]:
+def _spans(path, process: bool = False) -> list[tuple[str, dict, int]]:
     """(name, its token counts, status code) of each span `export --otlp` writes."""
-    result = run_replay("export", "--otlp", str(path))
+    result = run_replay("export", "--otlp", str(path), process=process)
     assert result.returncode == 0, result.stderr
     spans = [s for line in result.stdout.splitlines() for r in json.loads(line)["resourceSpans"]
              for scope in r["scopeSpans"] for s in scope["spans"]]
@@ -96,6 +96,40 @@ def test_a_native_tool_calls_nonzero_return_code_is_a_failed_call(tmp_path):
     assert [e["message"] for e in run["errors"]] == ["exit code 1", "exit code 2"]
 
 
+def _timed_out_trajectory() -> str:
+    """mini-swe-agent v1: a command killed at its timeout is told by ``timeout_template``, with no ``<returncode>``
+    (what the command printed before may say anything, a returncode tag too); a command that printed the template's
+    words is no timeout."""
+    killed = ("The last command <command>pytest -x</command> timed out and has been killed.\nThe output of the command "
+              "was:\n <output>\n<returncode>0</returncode>\ncollected 12 items\n</output>\nPlease try another command "
+              "and make sure to avoid those requiring interactive input.")
+    echoed = "<returncode>0</returncode>\n<output>\nThe last command <command>cat log</command> timed out and has been killed.\n</output>"
+    return json.dumps({"info": {"exit_status": "Submitted", "submission": ""}, "trajectory_format": "mini-swe-agent-1",
+                       "messages": [
+        {"role": "system", "content": "You are a helpful assistant."},
+        {"role": "user", "content": "Please solve this issue: tests hang"},
+        {"role": "assistant", "content": "THOUGHT: run tests\n\n```bash\npytest -x\n```"},
+        {"role": "user", "content": killed},
+        {"role": "assistant", "content": "THOUGHT: read\n\n```bash\ncat log\n```"},
+        {"role": "user", "content": echoed},
+        {"role": "assistant", "content": "THOUGHT: submit\n\n```bash\necho COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT\n```"},
+        {"role": "user", "content": ""}]})
+
+
+def test_a_command_that_timed_out_and_was_killed_is_a_failed_call(tmp_path):
+    path = tmp_path / "t.traj.json"
+    path.write_text(_timed_out_trajectory())
+    run = _report(path, process=True)
+    assert (run["toolCalls"]["total"], run["toolCalls"]["error"]) == (3, 1)
+    assert [(e["kind"], e["toolName"], e["message"]) for e in run["errors"]] == [
+        ("tool_failed", "bash", "command timed out and was killed")]
+    assert [status for name, _, status in _spans(path, process=True) if name.startswith("execute_tool")] == [2, 0, 0]
+    read = run_replay("read", "--dialect", "mini-swe-agent", str(path), process=True)
+    results = [json.loads(line) for line in read.stdout.splitlines() if b'"tool_' in line]
+    assert [(e["type"], e["payload"].get("exitCode")) for e in results if e["type"] != "tool_called"] == [
+        ("tool_failed", None), ("tool_completed", 0), ("tool_completed", None)]  # (the tag inside its output: no code)
+
+
 # Codex ---------------------------------------------------------------------------------------------
 def _token_count(second: int, last: dict, total: dict) -> dict:
     return {"timestamp": T % second, "type": "event_msg", "payload": {
@@ -148,6 +182,53 @@ def test_a_rollouts_failed_command_and_reported_error_are_the_runs_errors(tmp_pa
     assert run["status"] == "unknown"  # (an error and an aborted turn: Codex goes on after them; no end is told)
     walked = run_replay("walk", str(path)).stdout.decode()
     assert "tool_failed" in walked and "[failed]" in walked
+
+
+def _text_outputs_rollout() -> str:
+    """Current Codex writes a shell result as text (codex-rs core/src/tools): ``shell_command`` and a freeform
+    ``apply_patch`` open with ``Exit code: N``, ``exec_command`` / ``write_stdin`` with a header that says ``Process
+    exited with code N`` or that the process runs on. What a command printed after the header says nothing."""
+    calls = [
+        ("c1", "function_call", "shell_command", "Exit code: 1\nWall time: 0.4 seconds\nOutput:\nrejected"),
+        ("c2", "function_call", "exec_command",
+         "Chunk ID: 1a2b\nWall time: 2.0000 seconds\nProcess exited with code 2\nOriginal token count: 3\nOutput:\nFAIL"),
+        ("c3", "custom_tool_call", "apply_patch",
+         "Exit code: 0\nWall time: 0 seconds\nOutput:\nSuccess. Updated the following files:\nM a.py\n"),
+        ("c4", "function_call", "exec_command",  # (exit 0; its output prints the other headers' words)
+         "Wall time: 0.1000 seconds\nProcess exited with code 0\nOutput:\nExit code: 3\nWall time: 1 s\n"
+         "Process exited with code 4\n"),
+        ("c5", "function_call", "exec_command",
+         "Chunk ID: 9f\nWall time: 10.0000 seconds\nProcess running with session ID 7\nOutput:\n"
+         "Process exited with code 5\n"),
+        ("c6", "function_call", "shell_command", "Output:\nExit code: 1\nWall time: 0.1 seconds\n"),
+    ]
+    records = [
+        {"timestamp": T % 0, "type": "session_meta", "payload": {"id": "cx9", "cwd": "/w", "cli_version": "0.60.0"}},
+        {"timestamp": T % 1, "type": "turn_context", "payload": {"model": "gpt-5-codex"}},
+        {"timestamp": T % 2, "type": "event_msg", "payload": {"type": "user_message", "message": "push it"}}]
+    for n, (call_id, kind, name, output) in enumerate(calls):
+        field = "input" if kind == "custom_tool_call" else "arguments"
+        records.append({"timestamp": T % (3 + 2 * n), "type": "response_item", "payload": {
+            "type": kind, "name": name, field: "{}", "call_id": call_id}})
+        records.append({"timestamp": T % (4 + 2 * n), "type": "response_item", "payload": {
+            "type": f"{kind}_output", "call_id": call_id, "output": output}})
+    return "".join(json.dumps(r) + "\n" for r in records)
+
+
+def test_a_rollouts_text_outputs_failed_commands_are_failed_calls(tmp_path):
+    path = tmp_path / "rollout-cx9.jsonl"
+    path.write_text(_text_outputs_rollout())
+    run = _report(path, process=True)
+    assert (run["toolCalls"]["total"], run["toolCalls"]["error"]) == (6, 2)
+    assert [(e["kind"], e["toolName"], e["message"]) for e in run["errors"]] == [
+        ("tool_failed", "shell_command", "exit code 1"), ("tool_failed", "exec_command", "exit code 2")]
+    assert [status for name, _, status in _spans(path, process=True) if name.startswith("execute_tool")] == \
+        [2, 2, 0, 0, 0, 0]
+    read = run_replay("read", "--dialect", "codex", str(path), process=True)
+    results = [json.loads(line) for line in read.stdout.splitlines() if b'"tool_c' in line or b'"tool_f' in line]
+    assert [(e["type"], e["payload"].get("exitCode")) for e in results if e["type"] != "tool_called"] == [
+        ("tool_failed", 1), ("tool_failed", 2), ("tool_completed", 0), ("tool_completed", 0),
+        ("tool_completed", None), ("tool_completed", None)]
 
 
 # Claude Code --------------------------------------------------------------------------------------

@@ -14,9 +14,15 @@ One JSON record per line, ``{"timestamp", "type", "payload"}``. Mapping table (o
 | ``response_item`` / ``message``, other roles | ``system_message`` {text, role} |
 | ``response_item`` / ``reasoning`` | ``reasoning`` {text: the summary} |
 | ``response_item`` / ``function_call``, ``custom_tool_call``, ``local_shell_call`` | ``tool_called`` {callId, toolName, args} (JSON arguments decoded) |
-| ``response_item`` / ``function_call_output``, ``custom_tool_call_output`` | ``tool_completed`` {callId, output, exitCode: the output's ``metadata.exit_code``}; ``tool_failed`` when the output says ``success: false`` or that exit code is not 0 |
+| ``response_item`` / ``function_call_output``, ``custom_tool_call_output`` | ``tool_completed`` {callId, output, exitCode: the output's exit code, see below}; ``tool_failed`` when the output says ``success: false`` or that exit code is not 0 |
 | ``response_item`` / any other X | ``response_item.X`` {the payload without ``type``} |
 | any other record type X (``compacted``, future ones) | an event of type X, payload = its payload when that is an object |
+
+A shell result's exit code is where Codex writes it (codex-rs ``core/src/tools``): in a JSON output (older ``shell``
+calls), its ``metadata.exit_code``; in a text output, its header only, never words further on in what the command
+printed: the text's first line ``Exit code: N`` followed by ``Wall time: ...`` (``shell_command``, a freeform
+``apply_patch``), or ``exec_command``'s / ``write_stdin``'s header ``[Chunk ID: ...]``, ``Wall time: ...``, ``Process
+exited with code N`` (a process still running says ``Process running with session ID ...``: no code).
 
 Run facts: ``runId`` = ``session_meta.payload.id``, ``prompt`` = the first ``event_msg`` /
 ``user_message`` (what the user typed; the first ``response_item`` user messages are usually the
@@ -34,6 +40,7 @@ begins another run of the input (``starts_run``): its own run record, ``run_star
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from replay.pipeline.model.dialects.base import (
@@ -51,6 +58,9 @@ from replay.pipeline.model.events import ERROR
 
 _CALLS = {"function_call": "arguments", "custom_tool_call": "input", "local_shell_call": "action"}
 _OUTPUTS = ("function_call_output", "custom_tool_call_output")
+# A text output's header, as codex-rs writes it (anchored at the text's start: a command's output can print anything)
+_TEXT_EXIT = (re.compile(r"Exit code: (-?\d{1,10})\nWall time: [^\n]*\n"),  # format_exec_output_for_model_freeform
+              re.compile(r"(?:Chunk ID: [^\n]*\n)?Wall time: [^\n]*\nProcess exited with code (-?\d{1,10})\n"))  # unified exec
 
 
 class CodexMapper(Mapper):
@@ -148,11 +158,22 @@ class CodexMapper(Mapper):
                                                args=json_or_text(body.get(_CALLS[sub]))))
         if sub in _OUTPUTS:
             output = body.get("output")
-            said = json_or_text(output)  # (a shell call's output is a JSON string: {output, metadata: {exit_code}})
+            said = json_or_text(output)  # (an older shell call's output is a JSON string: {output, metadata: {exit_code}})
             failed = isinstance(output, dict) and output.get("success") is False
             code = obj(obj(said).get("metadata")).get("exit_code")
+            if code is None and not isinstance(said, dict):
+                code = _text_exit_code(text_of(output, ("input_text", "output_text")))
             return tool_result(compact(callId=_str(body.get("call_id")), output=output, exitCode=code), failed)
         return Part(f"response_item.{sub}", rest)
+
+
+def _text_exit_code(text: str | None) -> int | None:
+    """The exit code a text output's header gives (``Exit code: N`` / ``Process exited with code N``), else None."""
+    for header in _TEXT_EXIT:
+        found = header.match(text or "")
+        if found:
+            return int(found.group(1))
+    return None
 
 
 def _str(value: Any) -> str | None:

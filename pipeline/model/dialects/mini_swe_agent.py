@@ -6,7 +6,7 @@ or (early versions) the bare ``messages`` array. Each message is a record. Mappi
 | message | events |
 | --- | --- |
 | role ``system`` | ``system_message`` {text} |
-| role ``user`` right after an assistant message that ran a command | ``tool_completed`` {callId, toolName: bash, output, exitCode}; ``tool_failed`` (with ``error``) when that code is not 0 |
+| role ``user`` right after an assistant message that ran a command | ``tool_completed`` {callId, toolName: bash, output, exitCode}; ``tool_failed`` (with ``error``) when that code is not 0, or when it is the ``timeout_template``'s (then ``error``: ``command timed out and was killed``) |
 | any other role ``user`` | ``user_message`` {text} |
 | role ``assistant`` | ``assistant_message`` {text, usage}; then, when its text holds exactly one ```` ```mswea_bash_command ```` (or ```` ```bash ````) block, ``tool_called`` {callId: ``step-N``, toolName: bash, args: {command}}; with native ``tool_calls``, one ``tool_called`` per call |
 | role ``tool`` | ``tool_completed`` {callId: ``tool_call_id``, output, exitCode}; ``tool_failed`` (with ``error``) when that code is not 0 |
@@ -14,6 +14,10 @@ or (early versions) the bare ``messages`` array. Each message is a record. Mappi
 | not a message (no ``role``) | ``unknown``, payload {} |
 
 A result's ``exitCode`` is the message's ``extra.returncode`` (v2 writes it), else the ``<returncode>`` in its text.
+A command that ran past its time is killed; v1 then writes no return code but its ``timeout_template``, which opens
+``The last command <command>COMMAND</command> timed out and has been killed.`` (COMMAND the one the assistant ran):
+a text that opens so (not one that says it further on: what the command printed follows) is a failed call, its
+``<returncode>`` words, if any, the command's output. (v2 gives a timed-out command return code -1.)
 
 Timestamps: ``extra.timestamp`` (epoch seconds) where the version writes one; early trajectories
 record no time at all (heal then reports the missing timestamps). Run facts: ``runId`` the trajectory's
@@ -48,6 +52,7 @@ from replay.pipeline.model.validation import is_integer
 
 _COMMAND = re.compile(r"```(?:mswea_bash_command|bash)\s*\n(.*?)\n```", re.DOTALL)
 _RETURNCODE = re.compile(r"<returncode>\s*(-?\d+)\s*</returncode>")
+_TIMED_OUT = "command timed out and was killed"  # a timed-out call's error
 _SUBMIT = ("COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT", "MINI_SWE_AGENT_FINAL_OUTPUT")
 RECORDS_KEY = "messages"
 
@@ -61,6 +66,7 @@ class MiniSweAgentMapper(Mapper):
         self.learn(runId=run_id_from_source(source))
         self._steps = 0
         self._waiting: str | None = None  # the call id whose output the next user message is
+        self._command = ""  # the command of that call
 
     def expand(self, record: Any) -> tuple[dict[str, Any], str, list[Any]] | None:
         if _is_trajectory(record):
@@ -106,8 +112,10 @@ class MiniSweAgentMapper(Mapper):
         if role == "system":
             mapped.parts = [Part("system_message", compact(text=text))]
         elif role == "user" and waiting is not None:
+            killed = _timed_out(self._command, text)
             mapped.parts = [tool_result(compact(callId=waiting, toolName="bash", output=content,
-                                                exitCode=_exit_code(extra, text)))]
+                                                exitCode=_exit_code(extra, None if killed else text),
+                                                error=_TIMED_OUT if killed else None), killed)]
         elif role == "user":
             self.learn(prompt=text)
             mapped.parts = [Part("user_message", compact(text=text))]
@@ -136,7 +144,7 @@ class MiniSweAgentMapper(Mapper):
             return parts
         commands = _COMMAND.findall(text or "")
         if len(commands) == 1:
-            self._waiting = f"step-{self._steps}"
+            self._waiting, self._command = f"step-{self._steps}", commands[0]
             parts.append(Part("tool_called", {"callId": self._waiting, "toolName": "bash", "args": {"command": commands[0]}}))
         return parts
 
@@ -157,6 +165,12 @@ def _exit_code(extra: dict[str, Any], text: str | None) -> int | None:
         return code
     tag = _RETURNCODE.search(text or "")
     return int(tag.group(1)) if tag else None
+
+
+def _timed_out(command: str, text: str | None) -> bool:
+    """Is ``text`` the observation v1's ``timeout_template`` writes of ``command`` (it opens with the command's name
+    in ``<command>`` tags, stripped as v1 strips the command it parsed)?"""
+    return (text or "").startswith(f"The last command <command>{command.strip()}</command> timed out and has been killed.")
 
 
 def _is_trajectory(record: Any) -> bool:
