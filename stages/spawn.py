@@ -28,7 +28,7 @@ change capture makes to what the runner said goes unsaid. Out on ``raw``, one re
     {"runId", "capture": <the raw capture document>, "run": <run record>, "events": [<events as the runner gave them>]}
 
 The first runner failure is also reported on ``errors``, and so is each further line or listed item of stdout left out of
-the run (no event: ``Reply.left_out``), which is a notice for the heal log too. Ctrl-C while the runner runs stops it (SIGINT to
+the run (no event, or what follows the output object: ``Reply.left_out``), which is a notice for the heal log too. Ctrl-C while the runner runs stops it (SIGINT to
 its group, SIGKILL after ``kill_grace_ms``, or at once on a second Ctrl-C) and the run goes on as a failed one,
 E_CAPTURE_INTERRUPTED, with every event it had streamed; the stage publishes ``interrupted`` (the signal's number)
 so the command exits 130. SIGTERM and SIGHUP do the same (the group gets that signal; exit 143, 129). Further

@@ -7,13 +7,18 @@ Reply (the runner's stdout), in one of two forms (``schemas/runner-output.schema
 - one output object, on one line or pretty-printed: ``{"status": "ok"|"error", "events": [...],
   "response"?, "error"?, "framework"?, "sources"?, "usage"?}``;
 - streamed: JSONL, one event per line as it happens (an object with a ``type`` and no ``events``),
-  then the output object last: on a line of its own, or pretty-printed over several lines (the rest of stdout
-  read as one document, as a reply of the output object alone is read: ``_last_document``), with nothing but white
-  space after it. The run's events are the streamed ones followed by the output object's ``events`` (a streaming
-  runner usually ends with ``"events": []``), each an object with a ``type`` (a non-empty string) either way.
+  then the output object last (``is_output_line``: an object with a ``status``, ``response`` or ``events``; one with
+  none of them nor a ``type``, a log line, is no line of the run, ``neither``): on a line of its own, or pretty-printed
+  over several lines (the rest of stdout read as one document, as a reply of the output object alone is read:
+  ``_last_document``), with nothing but white space after it (what follows it is left out and said:
+  ``_note_after_output``). The run's events are the streamed ones followed by the output object's ``events`` (a
+  streaming runner usually ends with ``"events": []``), each an object with a ``type`` (a non-empty string) either way.
   An event (or anything but the output object) printed over several lines fails the run at its first line and
   is left out, the lines after it read on (``_document_at``, ``_over_lines``); the scans for such documents read a
-  few times stdout's size at most, all together (``_ScanBudget``: past it, such a line is a one-line fault).
+  few times stdout's size at most, all together (``_ScanBudget``: past it, such a line is a one-line fault). Only a
+  line that opens a ``{`` or ``[`` and leaves it open is read as the start of such a document (``_opens_over_lines``):
+  one that closes what it opens and is still no JSON (a Python dict printed, a trailing comma) is a one-line fault,
+  on stdout's first line as on any other.
 
 A reply is read whole after the process ended; every complete event line counts, so a runner that
 dies halfway still yields the events it printed. Problems become diagnostics with the E_RUNNER_*
@@ -23,9 +28,11 @@ facts an output object carries: ``runner_facts``.
 
 from __future__ import annotations
 
+import re
 import secrets
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from itertools import accumulate
 from pathlib import Path
 from typing import Any
 
@@ -137,9 +144,9 @@ class Reply:
             self.problem = diagnostic(code, message, **fields)
 
     def leave_out(self, problem: dict[str, Any]) -> None:
-        """A line or listed item left out of the run (no event, E_RUNNER_OUTPUT_SHAPE): the run's problem when it is the
-        first, and one of ``left_out`` either way, each said by capture (not only the first: they are no consequence of
-        each other)."""
+        """A line or listed item left out of the run (no event, E_RUNNER_OUTPUT_SHAPE; or what follows the output
+        object, E_RUNNER_INVALID_JSON): the run's problem when it is the first, and one of ``left_out`` either way, each
+        said by capture (not only the first: they are no consequence of each other)."""
         if self.problem is None:
             self.problem = problem
         self.left_out.append(problem)
@@ -161,6 +168,36 @@ def is_event_line(value: Any) -> bool:
     """A stdout line meant as a streamed event: an object with a ``type`` (of any value: one that is no event,
     ``{"type": 5}``, fails the run at its line, ``not_an_event``) that is not the output object (which has ``events``)."""
     return isinstance(value, dict) and "type" in value and "events" not in value
+
+
+OUTPUT_KEYS = ("status", "response", "events")  # the output object's own members (the schema requires `status`, `events`)
+
+
+def is_output_line(value: Any) -> bool:
+    """A stdout line (or a document over several lines) of a stream meant as the output object: an object that is no
+    event line (``is_event_line``) and has a member of the output object's own (``OUTPUT_KEYS``), right or wrong
+    (``check_output`` then says what breaks the contract). An object with none of them nor a ``type`` (a structured
+    log line, ``{"level": "info", "msg": "agent starting"}``) is neither an event nor the output object: it fails the
+    run and is left out (``neither``), and the output object after it is the run's. (A stdout that is one JSON document
+    and no event line is the output object whatever its members: ``read_reply``.)"""
+    return isinstance(value, dict) and not is_event_line(value) and any(key in value for key in OUTPUT_KEYS)
+
+
+def neither(value: Any, line: bytes, number: int, start: int) -> dict[str, Any]:
+    """E_RUNNER_OUTPUT_SHAPE for stdout ``line`` ``number`` (at byte ``start``): ``value``, read from it, is neither an
+    event nor the output object (``is_event_line``, ``is_output_line``): not an object, or an object without `type`,
+    `status`, `response` and `events` (a log line printed on stdout: ``received`` shows it). It is left out of the run,
+    as a line that is no event is."""
+    what = (f"an object without {', '.join(f'`{k}`' for k in ('type', *OUTPUT_KEYS[:-1]))} or `{OUTPUT_KEYS[-1]}`"
+            if isinstance(value, dict) else json_type(value))
+    return diagnostic(
+        "E_RUNNER_OUTPUT_SHAPE", f"stdout line {number} is {what}: neither an event nor the output object; it is left "
+        "out of the run (the raw capture keeps it)", path="$", line=number, offset=start,
+        expected="an event object (with a `type`) or the output object (with `status` and `events`)",
+        received=excerpt(line) if isinstance(value, dict) else what,
+        howToFix='Print logs on stderr. On stdout stream only events, each an object with a non-empty string `type`, '
+                 'e.g. {"type": "run_started", "payload": {}}, then the output object ({"status", "response", "events"}) '
+                 'last (`replay schema runner-output`).')
 
 
 def no_event(value: Any, subject: str, fix: str, **where: Any) -> dict[str, Any]:
@@ -243,16 +280,31 @@ def read_reply(stdout: bytes) -> Reply:
 
 def _spans_lines(stdout: bytes) -> bool:
     """Does stdout open with one JSON document written over several lines (``json.dumps(output, indent=2)``): its
-    first line, not JSON on its own, opens an object or an array?"""
+    first line opens an object or an array that it leaves open (``_opens_over_lines``), and lines follow?"""
     lines = [line for line in stdout.split(b"\n", 64) if line.strip()]
-    if len(lines) < 2 or not lines[0].lstrip().startswith((b"{", b"[")):
+    return len(lines) >= 2 and _opens_over_lines(lines[0])
+
+
+# a JSON string, escapes and all; or one still open at the text's end (then its group 1 is None): each match from the
+# first quote on always ends, so the text is read once, whatever its quotes and back slashes
+_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*(?:(")|\\?\Z)', re.DOTALL)
+_BRACKETS = bytes(b for b in range(256) if b not in b"{}[]")  # (what ``bytes.translate`` deletes to keep the brackets)
+_DEPTH = tuple(1 if b in b"{[" else -1 if b in b"}]" else 0 for b in range(256))  # how a bracket moves the depth
+
+
+def _opens_over_lines(line: bytes) -> bool:
+    """Can stdout line ``line`` (not JSON on its own) be the first line of one JSON document written over several
+    lines? Only when it opens an object or an array and leaves it open at its end: its brackets (outside strings, none of
+    them cut off at the line's end) never close all it opened. A line that closes what it opens is a one-line fault,
+    never the start of a document (``{'type': 'debug'}``, a Python dict printed; a trailing comma; NaN; a byte that
+    is not UTF-8 in an event line): it is read as a line of its own, the lines after it read on."""
+    text = line.strip()
+    if text[:1] not in (b"{", b"["):
         return False
-    first = lines[0]
-    try:
-        exactjson.loads(first)
-    except orjson.JSONDecodeError:
-        return True
-    return False
+    bare = _STRING.sub(lambda string: b"" if string.group(1) else b'"', text)
+    if b'"' in bare:  # (a string still open at the line's end: no JSON text goes on from there on the next line)
+        return False
+    return min(accumulate(map(_DEPTH.__getitem__, bare.translate(None, _BRACKETS)))) > 0
 
 
 def _document_fault(reply: Reply, stdout: bytes, exc: orjson.JSONDecodeError, skipped: int, first: int = 1) -> None:
@@ -365,11 +417,12 @@ def _read_lines(reply: Reply, stdout: bytes, skipped: int) -> None:
         try:
             value = exactjson.loads(line)
         except orjson.JSONDecodeError as exc:
-            found = _document_at(stdout, start - skipped, budget) if line.lstrip()[:1] in (b"{", b"[") else None
-            if found is not None and not _is_output(found[0]):  # (an event over several lines: left out, as one)
+            opens = _opens_over_lines(line)  # (the first line of a document over several lines? else a fault of its own)
+            found = _document_at(stdout, start - skipped, budget) if opens else None
+            if found is not None and not is_output_line(found[0]):  # (an event over several lines: left out, as one)
                 within = _over_lines(reply, found[0], number, number + found[1], start)
                 continue
-            if not tried and outputs == 0 and line.lstrip()[:1] in (b"{", b"["):  # (once: stdout is read in linear time)
+            if not tried and outputs == 0 and opens:  # (once: stdout is read in linear time)
                 tried, rest = True, stdout[start - skipped:]
                 if _spans_lines(rest) and _last_document(reply, rest, number, start):
                     outputs = 1  # the output object, last, over several lines (after streamed events)
@@ -389,14 +442,11 @@ def _read_lines(reply: Reply, stdout: bytes, skipped: int) -> None:
         elif event_line:
             reply.events.append((value, line, number, start, None))
             reply.streamed += 1
-        elif isinstance(value, dict):
+        elif is_output_line(value):
             outputs = number
             _take_output(reply, value, number)
-        else:
-            reply.leave_out(diagnostic(
-                "E_RUNNER_OUTPUT_SHAPE", f"stdout line {number} is {json_type(value)}, not an object (an event or the "
-                "output object); it is left out of the run (the raw capture keeps it)", path="$", line=number,
-                offset=start, expected="an event object or the output object", received=json_type(value)))
+        else:  # (a log line printed on stdout, a number, ...: left out, the output object after it the run's)
+            reply.leave_out(neither(value, line, number, start))
     if outputs == 0:
         reply.note(
             "E_RUNNER_OUTPUT_SHAPE",
@@ -409,13 +459,16 @@ def _read_lines(reply: Reply, stdout: bytes, skipped: int) -> None:
 def _note_after_output(reply: Reply, line: bytes, number: int, start: int, output: int, column: int) -> None:
     """Stdout line ``number`` (at byte ``start``; what is there from byte ``column`` on) follows the output object (that
     begins on line ``output``): stdout then holds no one JSON document, and the run fails (E_RUNNER_INVALID_JSON), the
-    output object printed on one line or over several alike; what follows it is left out, the events before it kept."""
-    reply.note("E_RUNNER_INVALID_JSON", f"stdout line {number} follows the output object (line {output}): nothing but "
-               "white space may follow it; the output object is the run's, and what follows it is left out "
-               "(the raw capture keeps it)", path="$", line=number, offset=start, column=column,
-               expected="nothing but white space after the output object", received=excerpt(line[column - 1:]),
-               howToFix="Print exactly one output object ({\"status\", \"response\", \"events\"}), as stdout's last "
-                        "thing: stream each event on a line of its own before it, and print anything else on stderr.")
+    output object printed on one line or over several alike; what follows it is left out, the events before it kept,
+    and said also when it is not the run's first problem (``Reply.leave_out``: a fault of the output object is none of
+    its cause)."""
+    reply.leave_out(diagnostic(
+        "E_RUNNER_INVALID_JSON", f"stdout line {number} follows the output object (line {output}): nothing but white space "
+        "may follow it; the output object is the run's, and what follows it is left out (the raw capture keeps it)",
+        path="$", line=number, offset=start, column=column, expected="nothing but white space after the output object",
+        received=excerpt(line[column - 1:]),
+        howToFix="Print exactly one output object ({\"status\", \"response\", \"events\"}), as stdout's last thing: stream "
+                 "each event on a line of its own before it, and print anything else on stderr."))
 
 
 def _last_document(reply: Reply, rest: bytes, number: int, start: int) -> bool:
@@ -430,7 +483,7 @@ def _last_document(reply: Reply, rest: bytes, number: int, start: int) -> bool:
             return True
         _document_fault(reply, rest, exc, start, number)
         return False
-    if not _is_output(value):  # (``_read_lines`` leaves such a document out before it comes here: ``_document_at``)
+    if not is_output_line(value):  # (``_read_lines`` leaves such a document out before it comes here: ``_document_at``)
         _over_lines(reply, value, number, number + rest.rstrip().count(b"\n"), start)
         return False
     _take_output(reply, value, number)
@@ -450,7 +503,7 @@ def _output_then_more(reply: Reply, rest: bytes, exc: orjson.JSONDecodeError, nu
         value = exactjson.loads(rest[:end])
     except orjson.JSONDecodeError:
         return False
-    if not isinstance(value, dict) or is_event_line(value):
+    if not is_output_line(value):
         return False
     _take_output(reply, value, number)
     _note_duplicates(reply, rest[:end], value, number, start)
@@ -461,16 +514,11 @@ def _output_then_more(reply: Reply, rest: bytes, exc: orjson.JSONDecodeError, nu
 
 
 
-def _is_output(value: Any) -> bool:
-    """Is ``value``, a document stdout holds, meant as the output object (an object that is no event line)?"""
-    return isinstance(value, dict) and not is_event_line(value)
-
-
 def _is_output_at(stdout: bytes, index: int) -> bool:
     """Is what opens at byte ``index`` of ``stdout`` over several lines the output object, or no whole document at all
     (then read as one, ``_document_fault`` saying where it stops)? Not when it is a whole event (or array, ...)."""
     found = _document_at(stdout, index)
-    return found is None or _is_output(found[0])
+    return found is None or is_output_line(found[0])
 
 
 _WINDOW = 256  # the bytes ``_document_at`` reads first (then twice as many, ...): what it reads is bounded by the document

@@ -90,13 +90,12 @@ def test_an_events_item_that_is_no_event_fails_the_run_as_the_same_line_streamed
     assert summary["status"] == "error" and summary["error"] == "E_RUNNER_OUTPUT_SHAPE"
     assert written["artifact"]["events"] == [started]
     assert journal[0]["status"] == "error" and journal[0]["error"]["code"] == "E_RUNNER_OUTPUT_SHAPE"
-    if not isinstance(item, dict):  # (a streamed object without `type` is read as the output object: not the same)
-        (tmp_path / "streamed").mkdir()
-        streamed = say(tmp_path / "streamed", "\n".join(json.dumps(v) for v in (
-            started, item, {"status": "ok", "response": "x", "events": []})) + "\n")
-        assert streamed.returncode == 1 and errors_of(streamed.stderr)[0]["code"] == "E_RUNNER_OUTPUT_SHAPE"
-        _summary, streamed_files, _ = files(tmp_path / "streamed", streamed)
-        assert streamed_files["artifact"]["events"] == [started]
+    (tmp_path / "streamed").mkdir()  # (an object without `type`, `status`, `response`, `events` is no output object either)
+    streamed = say(tmp_path / "streamed", "\n".join(json.dumps(v) for v in (
+        started, item, {"status": "ok", "response": "x", "events": []})) + "\n")
+    assert streamed.returncode == 1 and errors_of(streamed.stderr)[0]["code"] == "E_RUNNER_OUTPUT_SHAPE"
+    _summary, streamed_files, _ = files(tmp_path / "streamed", streamed)
+    assert streamed_files["artifact"]["events"] == [started] and streamed_files["artifact"]["response"] == "x"
 
 
 # what follows the output object --------------------------------------------------------------------------
@@ -243,3 +242,75 @@ def test_a_run_capture_failed_though_its_events_completed_says_whose_status_erro
     own = say(ok, {"status": "error", "error": {"code": "X", "message": "m"}, "events": events})
     _s, own_files, _j = files(ok, own)
     assert not [n for n in own_files["healLog"]["notices"] if n.get("field") == "status"]
+
+
+# a line that is no JSON on stdout's first line, and a log line in a stream ---------------------------------
+STARTED = {"type": "run_started", "payload": {}}
+CALLED = {"type": "tool_called", "payload": {"callId": "c1", "toolName": "search"}}
+ANSWER = {"status": "ok", "response": "The answer is 42", "events": [{"type": "run_completed", "payload": {}}]}
+
+
+def line_runner(tmp_path: Path, lines: list[bytes]) -> Path:
+    """A runner that prints ``lines`` as they are, bytes that are not UTF-8 too."""
+    runner = tmp_path / "lines_runner.py"
+    stdout = b"".join(line + b"\n" for line in lines)
+    runner.write_text(f"import sys\nsys.stdin.read()\nsys.stdout.buffer.write({stdout!r})\n")
+    return runner
+
+
+@pytest.mark.parametrize("bad", [b"{'type': 'debug'}", b'{"type": "debug",}', b'{"type": "debug", "value": NaN}',
+                                 b'{"type": "debug", "text": "caf\xe9"}'], ids=["dict-repr", "trailing-comma", "nan", "latin-1"])
+@pytest.mark.parametrize("at", [1, 2])
+def test_a_line_that_is_no_json_is_left_out_alone_on_the_first_line_as_on_any_other(tmp_path, bad, at):
+    """A first stdout line that opens a `{` but is no JSON (a Python dict printed, a trailing comma, NaN, a byte that is
+    not UTF-8) was read as the start of an output object printed over several lines: all of stdout one broken document,
+    the journal a synthetic run_started and run_failed, every event and the answer lost. The same line second was
+    left out alone (found by a read-only tester, hunt 25). Both are now: the run fails at that line, the rest is kept."""
+    lines = [json.dumps(STARTED).encode(), json.dumps(CALLED).encode(), json.dumps(ANSWER).encode()]
+    lines.insert(at - 1, bad)
+    done = run_replay("capture", "--runner", str(line_runner(tmp_path, lines)), "the prompt", input=b"", cwd=tmp_path,
+                      env={"REPLAY_RUNNER": ""})
+    assert done.returncode == 1, done.stderr
+    [failure] = errors_of(done.stderr)
+    assert failure["code"] == "E_RUNNER_INVALID_JSON" and failure["line"] == at, failure
+    assert "output object" not in failure["message"], failure  # (a line of its own, not a document that begins there)
+    summary, written, journal = files(tmp_path, done)
+    assert summary["error"] == "E_RUNNER_INVALID_JSON"
+    assert written["artifact"]["events"] == [STARTED, CALLED, *ANSWER["events"]]
+    assert journal[0]["response"] == "The answer is 42"
+    assert [r["type"] for r in journal[1:] if "$record" not in r and not r.get("synthetic")] == [
+        "run_started", "tool_called", "run_completed"]
+
+
+@pytest.mark.parametrize("indent", [None, 2], ids=["one-line", "pretty"])
+def test_a_log_line_in_a_stream_is_left_out_and_the_answer_after_it_kept(tmp_path, indent):
+    """A JSON log line with no `type` ({"level": "info", "msg": ...}) between the events was taken for the output
+    object: "status missing" at its line, and the real answer after it dropped without a word (found by a read-only
+    tester, hunt 25). It is neither an event nor the answer now: left out (E_RUNNER_OUTPUT_SHAPE), the answer kept."""
+    log = json.dumps({"level": "info", "msg": "agent starting"}, indent=indent)
+    done = say(tmp_path, "\n".join([json.dumps(STARTED), log, json.dumps(CALLED), json.dumps(ANSWER)]) + "\n")
+    assert done.returncode == 1, done.stderr
+    [failure] = errors_of(done.stderr)
+    assert failure["code"] == "E_RUNNER_OUTPUT_SHAPE" and failure["line"] == 2, failure
+    summary, written, journal = files(tmp_path, done)
+    assert summary["error"] == "E_RUNNER_OUTPUT_SHAPE"
+    assert written["artifact"]["events"] == [STARTED, CALLED, *ANSWER["events"]]
+    assert written["artifact"]["response"] == journal[0]["response"] == "The answer is 42"
+    assert written["raw"]["stdout"].count("agent starting") == 1  # (the raw capture keeps it)
+
+
+@pytest.mark.parametrize("first", [{"type": 5}, {"status": 200, "msg": "connected"}], ids=["no-event", "answer-shaped"])
+def test_what_follows_the_answer_is_said_also_when_it_is_not_the_runs_first_problem(tmp_path, first):
+    """Only a run's first problem was said: a line after the answer object, left out, went unsaid when an earlier line
+    had failed the run (README: "each one after it is said too"). An object with a `status` is the answer even when
+    its status is wrong: the real answer after it is then said to follow it, not dropped without a word."""
+    done = say(tmp_path, "\n".join(json.dumps(v) for v in (first, ANSWER, CALLED)) + "\n")
+    assert done.returncode == 1, done.stderr
+    errors = errors_of(done.stderr)
+    assert [(e["code"], e["line"]) for e in errors] == [
+        ("E_RUNNER_OUTPUT_SHAPE" if "type" in first else "E_RUNNER_STATUS_INVALID", 1),
+        ("E_RUNNER_INVALID_JSON", 2 if "status" in first else 3)], errors
+    assert "follows the output object" in errors[1]["message"]
+    _summary, written, _journal = files(tmp_path, done)
+    notices = [n for n in written["healLog"]["notices"] if n.get("code") == "E_RUNNER_INVALID_JSON"]
+    assert [n["line"] for n in notices] == [errors[1]["line"]]  # (and a notice in the heal log, as each such line)

@@ -573,3 +573,47 @@ def test_what_is_printed_over_several_lines_and_is_no_event_is_named_and_left_ou
     assert [c[0] for c in reply.events] == [event(1)] and reply.output["response"] == "r"
     alone = read_reply(json.dumps(event(1), indent=2).encode())  # (an event alone, no output object: as before)
     assert alone.problem["message"].startswith("stdout lines 1-9 are one event") and not alone.events
+
+
+# a line that is no JSON and closes what it opens; a log line in a stream ------------------------------------
+tricky_text = st.text(st.sampled_from('ab{}[]"\\,: é\n'), max_size=12)
+answers = st.builds(lambda response, extra: {"status": "ok", "response": response, "events": [], "x": extra},
+                    tricky_text, st.recursive(tricky_text, lambda inner: st.one_of(
+                        st.lists(inner, max_size=3), st.dictionaries(tricky_text, inner, max_size=3)), max_leaves=5))
+one_line_faults = st.sampled_from([b"{'type': 'debug'}", b'{"type": "x",}', b'{"v": NaN}', b'{"t": "caf\xe9"}',
+                                   b'["a",]', b'{"a": "}{[" ]', b'{"a": 1}}'])
+
+
+@settings(max_examples=150, deadline=None)
+@given(answers, st.sampled_from([1, 2, 4]), one_line_faults, st.sampled_from([0, 1, 2]))
+def test_a_one_line_fault_is_left_out_alone_wherever_it_is_and_an_output_object_over_lines_still_read(output, indent, bad, at):
+    """A first line that opens `{` and is no JSON made the whole of stdout one broken output object (hunt 25): every
+    event and the answer lost. Only a line that leaves open what it opens begins a document over several lines; the
+    output object pretty-printed (any strings in it: brackets, quotes, back slashes) is still read as one."""
+    lines = [orjson.dumps(event(1)), orjson.dumps(event(2))]
+    lines.insert(at, bad)
+    reply = read_reply(b"\n".join(lines) + b"\n" + json.dumps(output, indent=indent).encode() + b"\n")
+    assert reply.output == output and [c[0] for c in reply.events] == [event(1), event(2)]
+    assert reply.problem["code"] == "E_RUNNER_INVALID_JSON" and reply.problem["line"] == at + 1, reply.problem
+    assert "output object" not in reply.problem["message"], reply.problem
+    alone = read_reply(json.dumps(output, indent=indent).encode())  # (the output object alone, over several lines)
+    assert alone.problem is None and alone.output == output
+
+
+def test_a_log_line_is_neither_an_event_nor_the_output_object_and_one_with_a_status_is_the_output_object():
+    answer = {"status": "ok", "response": "r", "events": [event(3)]}
+    log = {"level": "info", "msg": "agent starting"}
+    reply = read_reply(b"\n".join(orjson.dumps(v) for v in (event(1), log, event(2), answer)) + b"\n")
+    assert reply.output == answer and [c[0] for c in reply.events] == [event(1), event(2), event(3)]
+    assert reply.left_out == [reply.problem] and reply.problem["code"] == "E_RUNNER_OUTPUT_SHAPE", reply.problem
+    assert reply.problem["line"] == 2 and '"level"' in reply.problem["received"], reply.problem
+    pretty = read_reply(orjson.dumps(event(1)) + b"\n" + json.dumps(log, indent=2).encode() + b"\n" + orjson.dumps(answer))
+    assert pretty.output == answer and pretty.problem["message"].startswith("stdout lines 2-5 are an object without `type`")
+    first = read_reply(json.dumps(log, indent=2).encode() + b"\n" + orjson.dumps(answer))  # (on stdout's first line)
+    assert first.output == answer and first.problem["line"] == 1, first.problem
+    # one with a `status` (or `response`, `events`) is the output object, wrong as it is: what follows it is said
+    shaped = read_reply(b"\n".join(orjson.dumps(v) for v in ({"type": 5}, {"status": 200}, answer)) + b"\n")
+    assert shaped.output == {"status": 200} and [p["code"] for p in shaped.left_out] == [
+        "E_RUNNER_OUTPUT_SHAPE", "E_RUNNER_INVALID_JSON"] and shaped.left_out[1]["line"] == 3
+    alone = read_reply(orjson.dumps(log))  # (all of stdout one document: the output object, whatever its members)
+    assert alone.output == log and alone.problem["code"] == "E_RUNNER_STATUS_INVALID"
