@@ -3,7 +3,9 @@ sidechain's records (a sub-agent's) begin neither a step nor a turn of the run's
 
 from __future__ import annotations
 
-from hypothesis import given, settings
+from typing import Any
+
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from replay.pipeline.model.dialects.numbering import Numbering
@@ -21,28 +23,45 @@ def _payload(kind: str, key: str | None, side: bool) -> dict:
     return payload
 
 
+class _Calls:
+    """Which call a ``tool_called`` of a call id is, by the README's rule (``OpenCalls.written_again``, as ``report`` and
+    the export read it): each id's latest call made (what the test keeps of it, its payload) and whether it is open. A
+    call of an id still open, or answered with the same payload, is that call written again; else a call made."""
+
+    def __init__(self) -> None:
+        self.made: dict[str, tuple[Any, dict]] = {}
+        self.still_open: set[str] = set()
+
+    def written_again(self, kind: str, key: str | None, payload: dict) -> bool:
+        return (kind == "tool_called" and key in self.made
+                and (key in self.still_open or self.made[key][1] == payload))
+
+    def see(self, kind: str, key: str | None, payload: dict, kept: Any) -> None:
+        """Event ``kind`` of ``key`` read (``kept``: what to keep of it when it is a call made)."""
+        if kind == "tool_called" and key is not None and not self.written_again(kind, key, payload):
+            self.made[key] = kept, payload
+            self.still_open.add(key)
+        elif kind in ("tool_completed", "tool_failed"):
+            self.still_open.discard(key)
+
+
 @settings(max_examples=300, deadline=None)
 @given(events=_EVENTS)
 def test_a_result_is_numbered_with_its_call_and_a_sidechain_begins_nothing(events):
-    numbering, calls, made, still_open = Numbering(), {}, {}, set()  # (made: each call id's payload)
+    numbering, calls = Numbering(), _Calls()
     for kind, key, side in events:
         payload = _payload(kind, key, side)
         before = numbering.step, numbering.turn
+        again = calls.written_again(kind, key, payload)
         got = numbering.of(kind, payload)
         now = numbering.step, numbering.turn
-        # a call of an id still open, or answered with the same payload, is that call written again
-        again = kind == "tool_called" and key in made and (key in still_open or made[key] == payload)
         if side or again or kind not in ("user_message", "assistant_message", "tool_called"):
             assert now == before  # nothing of the run's own begins (a step begins at model output: ``modelcalls``)
-        if (kind in ("tool_completed", "tool_failed") and key in calls) or again:
-            assert got == calls[key]  # the step and turn of the call it answers, or that it is written again
+        if (kind in ("tool_completed", "tool_failed") and key in calls.made) or again:
+            assert got == calls.made[key][0]  # the step and turn of the call it answers, or that it is written again
         else:
             assert got == now
-        if kind == "tool_called" and key is not None and not again:
-            calls[key], made[key] = got, payload
-            still_open.add(key)
-        elif kind in ("tool_completed", "tool_failed"):
-            still_open.discard(key)
+        calls.see(kind, key, payload, got)
 
 
 def test_a_task_calls_result_after_its_sub_agents_model_calls_is_in_the_task_calls_step():
@@ -56,18 +75,41 @@ def test_a_task_calls_result_after_its_sub_agents_model_calls_is_in_the_task_cal
     assert said == [(0, 1), (1, 1), (1, 1), (1, 1), (1, 1), (1, 1), (1, 1), (1, 1), (1, 1), (2, 1)]
 
 
+# Found by hypothesis (a chance failure of the oracle, not of the numbering): call c1 answered, its id used again by a
+# sub-agent's call (another payload: ``sidechain``) still open, then c1's record written again. That copy is the open
+# call's record written again (``OpenCalls.written_again``: the id's call is open), as report and the export count it,
+# so it is numbered in the open call's step and turn (1, 13), not in c1's (1, 12).
+_FOUND = [*[("user_message", "m1", False)] * 12, ("tool_called", "c1", False), ("tool_completed", "c1", False),
+          ("user_message", "m1", False), ("tool_called", "c1", True)]
+
+
 @settings(max_examples=300, deadline=None)
-@given(events=_EVENTS, data=st.data())
-def test_a_call_written_again_anywhere_later_changes_no_step_and_is_in_its_calls_step(events, data):
+@given(events=_EVENTS, pick=st.integers(0, 40), place=st.integers(0, 40))
+@example(events=_FOUND, pick=0, place=3)  # (the copy of event 12 put last: written again of event 15's call)
+@example(events=[("user_message", None, False), ("tool_called", "c2", True), ("tool_completed", "c2", True),
+                 ("tool_called", "c2", False)], pick=0, place=2)  # (a sub-agent's call copied after its id's next call)
+def test_a_call_written_again_anywhere_later_changes_no_step_and_is_in_its_calls_step(events, pick, place):
     """A ``tool_called`` of an id made already, with the same payload (a resumed session's log repeats records):
-    ``OpenCalls.written_again``, one call, as report and the OTLP export count it. Its copy, put anywhere after it,
-    is numbered as that call and begins no step or turn, nor moves one on (after a result it is no model output)."""
+    ``OpenCalls.written_again``, one call, as report and the OTLP export count it. Its copy, put anywhere after it, is
+    read against its id's latest call (the README's rule): while that call is open, its record whatever the payload;
+    once it is answered, its record when the payload is the same, else a new call of the id. So the copy is that call
+    until the id is used again by a call of another payload, and then that other call while it is open; as such it is
+    numbered as that call and begins no step or turn, nor moves one on (after a result it is no model output). Once
+    that other call is answered the copy is a call made again (it may begin a step: the last call of
+    ``test_a_codex_call_written_again_after_its_result_begins_no_step``), not checked here."""
     calls = [i for i, (kind, key, _side) in enumerate(events) if kind == "tool_called" and key is not None]
     if not calls:
         return
-    at = data.draw(st.sampled_from(calls))
-    where = data.draw(st.integers(at + 1, len(events)))
+    at = calls[pick % len(calls)]
+    where = at + 1 + place % (len(events) - at)  # (at + 1 to len(events))
     copied = [*events[:where], events[at], *events[where:]]
+    kind, key, side = events[at]
+    model = _Calls()
+    for i, (k, c, s) in enumerate(events[:where]):
+        model.see(k, c, _payload(k, c, s), i)
+    if not model.written_again(kind, key, _payload(kind, key, side)):
+        return  # (its id used again by a call answered since, of another payload: the copy is a call made again)
+    of = model.made[key][0]  # the call the copy is written again of: ``at``'s, or its id's latest since
 
     def numbered(stream):
         numbering = Numbering()
@@ -75,7 +117,7 @@ def test_a_call_written_again_anywhere_later_changes_no_step_and_is_in_its_calls
 
     before, after = numbered(events), numbered(copied)
     assert after[:where] + after[where + 1:] == before
-    assert after[where] == before[at]
+    assert after[where] == before[of]
 
 
 def test_a_codex_call_written_again_after_its_result_begins_no_step():
