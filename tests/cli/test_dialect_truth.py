@@ -130,6 +130,28 @@ def test_a_command_that_timed_out_and_was_killed_is_a_failed_call(tmp_path):
         ("tool_failed", None), ("tool_completed", 0), ("tool_completed", None)]  # (the tag inside its output: no code)
 
 
+def test_a_returncode_of_more_digits_than_an_int_is_read_with_is_no_code_as_any_unreadable_one(tmp_path):
+    """A ``<returncode>`` of 4,301 digits stopped ``report`` (E_STAGE_FAILED: Python reads no int of more than 4,300
+    digits from text). A code in text has at most 10 digits (``base.EXIT_CODE_TEXT``, as Codex's text exit codes):
+    a longer one is no code, as a tag of no number is: the call ``ok``, the run reported (exit 0)."""
+    commands = [("ls a", "9" * 4301), ("ls b", "12345678901"), ("ls c", "abc"), ("ls d", "2")]
+    messages = [{"role": "system", "content": "You are a helpful assistant."}, {"role": "user", "content": "Fix it."}]
+    for command, code in commands:
+        messages += [{"role": "assistant", "content": f"Look.\n```bash\n{command}\n```"},
+                     {"role": "user", "content": f"<returncode>{code}</returncode>\n<output>x</output>"}]
+    path = tmp_path / "long.traj.json"
+    path.write_text(json.dumps({"info": {"exit_status": "Submitted", "submission": ""},
+                                "trajectory_format": "mini-swe-agent-1", "messages": messages}))
+    run = _report(path, process=True)
+    assert [c["status"] for c in run["toolCalls"]["calls"]] == ["ok", "ok", "ok", "error"]
+    assert [e["message"] for e in run["errors"]] == ["exit code 2"]
+    read = run_replay("read", "--dialect", "mini-swe-agent", str(path), process=True)
+    assert read.returncode == 0, read.stderr
+    results = [json.loads(line) for line in read.stdout.splitlines() if b'"tool_c' in line or b'"tool_f' in line]
+    assert [(e["type"], e["payload"].get("exitCode")) for e in results if e["type"] != "tool_called"] == [
+        ("tool_completed", None), ("tool_completed", None), ("tool_completed", None), ("tool_failed", 2)]
+
+
 # Codex ---------------------------------------------------------------------------------------------
 def _token_count(second: int, last: dict, total: dict) -> dict:
     return {"timestamp": T % second, "type": "event_msg", "payload": {

@@ -26,6 +26,9 @@ from replay.pipeline.model.outcome import exit_failed, exit_words
 
 ORIGIN_KEY = "$origin"
 UNKNOWN_TYPE = "unknown"  # the type of a record that names no type of its own
+# An exit code a log writes in text (a regular expression's group): at most 10 digits, as a process's code (32 bits)
+# is; a longer number is no code (beyond 4,300 digits Python would refuse to read it as an int)
+EXIT_CODE_TEXT = r"(-?\d{1,10})"
 
 
 @dataclass

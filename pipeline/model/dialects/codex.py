@@ -44,6 +44,7 @@ import re
 from typing import Any
 
 from replay.pipeline.model.dialects.base import (
+    EXIT_CODE_TEXT,
     UNKNOWN_TYPE,
     Mapped,
     Mapper,
@@ -59,8 +60,8 @@ from replay.pipeline.model.events import ERROR
 _CALLS = {"function_call": "arguments", "custom_tool_call": "input", "local_shell_call": "action"}
 _OUTPUTS = ("function_call_output", "custom_tool_call_output")
 # A text output's header, as codex-rs writes it (anchored at the text's start: a command's output can print anything)
-_TEXT_EXIT = (re.compile(r"Exit code: (-?\d{1,10})\nWall time: [^\n]*\n"),  # format_exec_output_for_model_freeform
-              re.compile(r"(?:Chunk ID: [^\n]*\n)?Wall time: [^\n]*\nProcess exited with code (-?\d{1,10})\n"))  # unified exec
+_TEXT_EXIT = (re.compile(rf"Exit code: {EXIT_CODE_TEXT}\nWall time: [^\n]*\n"),  # format_exec_output_for_model_freeform
+              re.compile(rf"(?:Chunk ID: [^\n]*\n)?Wall time: [^\n]*\nProcess exited with code {EXIT_CODE_TEXT}\n"))  # unified exec
 
 
 class CodexMapper(Mapper):

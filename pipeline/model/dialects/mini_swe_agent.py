@@ -13,7 +13,8 @@ or (early versions) the bare ``messages`` array. Each message is a record. Mappi
 | any other role X | an event of type X {text} |
 | not a message (no ``role``) | ``unknown``, payload {} |
 
-A result's ``exitCode`` is the message's ``extra.returncode`` (v2 writes it), else the ``<returncode>`` in its text.
+A result's ``exitCode`` is the message's ``extra.returncode`` (v2 writes it), else the ``<returncode>`` in its text
+(of at most 10 digits, ``base.EXIT_CODE_TEXT``: a tag of a longer number, or of no number, gives no code).
 A command that ran past its time is killed; v1 then writes no return code but its ``timeout_template``, which opens
 ``The last command <command>COMMAND</command> timed out and has been killed.`` (COMMAND the one the assistant ran):
 a text that opens so (not one that says it further on: what the command printed follows) is a failed call, its
@@ -36,6 +37,7 @@ import re
 from typing import Any
 
 from replay.pipeline.model.dialects.base import (
+    EXIT_CODE_TEXT,
     UNKNOWN_TYPE,
     Mapped,
     Mapper,
@@ -51,7 +53,7 @@ from replay.pipeline.model.runs import run_id_from_source
 from replay.pipeline.model.validation import is_integer
 
 _COMMAND = re.compile(r"```(?:mswea_bash_command|bash)\s*\n(.*?)\n```", re.DOTALL)
-_RETURNCODE = re.compile(r"<returncode>\s*(-?\d+)\s*</returncode>")
+_RETURNCODE = re.compile(rf"<returncode>\s*{EXIT_CODE_TEXT}\s*</returncode>")
 _TIMED_OUT = "command timed out and was killed"  # a timed-out call's error
 _SUBMIT = ("COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT", "MINI_SWE_AGENT_FINAL_OUTPUT")
 RECORDS_KEY = "messages"
