@@ -88,6 +88,9 @@ _FOUND = [*[("user_message", "m1", False)] * 12, ("tool_called", "c1", False), (
 @example(events=_FOUND, pick=0, place=3)  # (the copy of event 12 put last: written again of event 15's call)
 @example(events=[("user_message", None, False), ("tool_called", "c2", True), ("tool_completed", "c2", True),
                  ("tool_called", "c2", False)], pick=0, place=2)  # (a sub-agent's call copied after its id's next call)
+@example(events=[("user_message", "m1", False), ("user_message", "m1", False), ("tool_called", "c3", True),
+                 ("tool_completed", "c3", False), ("tool_called", "c3", False)], pick=0, place=2)  # (CI found it: the
+# sub-agent's answered call copied last, after its id's next call, still open: that call's record written again)
 def test_a_call_written_again_anywhere_later_changes_no_step_and_is_in_its_calls_step(events, pick, place):
     """A ``tool_called`` of an id made already, with the same payload (a resumed session's log repeats records):
     ``OpenCalls.written_again``, one call, as report and the OTLP export count it. Its copy, put anywhere after it, is
