@@ -59,9 +59,10 @@ def run(pipeline_file: str, args: tuple[str, ...], strict: bool, workers: int | 
                 "again", path=f"stages.{node.id}", received=written[0],
                 howToFix="Drop --workers/--engine to run the graph once over every input, or write to stdout."))
     from replay.pipeline.cli.scale import cli_work, files_for, run_over
-    from replay.pipeline.engine.parallel import Work, preflight_all
+    from replay.pipeline.engine.parallel import preflight_all
 
-    preflight_all(Work(doc), list(args))  # what one run over ARGS refuses: an output inside a folder named (its files
-    work = cli_work(doc, strict=strict, inputs=len(files), files=files_for(files))  # alone do not say it was read)
-    totals = run_over(work, files, scale, label="run")
+    work = cli_work(doc, strict=strict, inputs=len(files), files=files_for(files))
+    # refused before any file runs: what one run over ARGS refuses (their folders too: an output inside a folder named;
+    # the files its walk found do not say they were read from it), once
+    totals = run_over(work, files, scale, label="run", preflight=lambda work, _files: preflight_all(work, list(args)))
     return EXIT_FAILED if totals.errors else EXIT_OK
