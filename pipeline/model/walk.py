@@ -240,16 +240,16 @@ def merge_spend(before: Any, more: Any) -> Any:
     if before is None:
         return more
     if is_number(before) and is_number(more):
-        return _add(before, more)
+        return add_as_written(before, more)
     if isinstance(before, dict) and isinstance(more, dict):
         out = dict(before)
         for key, value in more.items():
-            out[key] = _add(before[key], value) if is_number(before.get(key)) and is_number(value) else value
+            out[key] = add_as_written(before[key], value) if is_number(before.get(key)) and is_number(value) else value
         return out
     return more
 
 
-def _add(a: int | float, b: int | float) -> int | float:
+def add_as_written(a: int | float, b: int | float) -> int | float:
     """``a + b`` as the numbers are written, not as their doubles add up: ``0.1 + 0.2`` is 0.3 (the nearest double to
     it), not 0.30000000000000004. Where a double cannot hold the sum (``1e308 + 1e308``) or a number was read exactly
     (``2e400``, more digits than a double has), the sum as exact JSON writes it (not infinity: null)."""

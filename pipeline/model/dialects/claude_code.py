@@ -38,7 +38,6 @@ from __future__ import annotations
 import copy
 import math
 import re
-from decimal import Decimal
 from typing import Any
 
 from replay.pipeline.model.dialects.base import (
@@ -53,6 +52,7 @@ from replay.pipeline.model.dialects.base import (
 )
 from replay.pipeline.model.events import ERROR
 from replay.pipeline.model.validation import is_number
+from replay.pipeline.model.walk import add_as_written
 
 RECENT_CALLS = 64  # the message ids whose counts are kept, to count what a later record of the call adds
 
@@ -183,7 +183,7 @@ class ClaudeCodeMapper(Mapper):
         for key, count in counts.items():
             before = largest.get(key)
             if before is None or count > before:
-                grown[key] = count if before is None else _minus(count, before)
+                grown[key] = count if before is None else add_as_written(count, -before)
                 largest[key] = count
         return grown or None
 
@@ -213,14 +213,6 @@ def _counts(usage: Any) -> dict[str, int | float]:
         return {}
     return {key: value for key, value in usage.items()
             if (value.__class__ is int or (value.__class__ is float and math.isfinite(value))) and value >= 0}
-
-
-def _minus(count: int | float, before: int | float) -> int | float:
-    """``count - before`` (``count`` the larger): exact for ints; for a fraction, the difference of the numbers as
-    written (``0.3 - 0.1`` is 0.2, not 0.19999999999999998)."""
-    if count.__class__ is int and before.__class__ is int:
-        return count - before
-    return float(Decimal(repr(count)) - Decimal(repr(before)))
 
 
 _API_ERROR = re.compile(r"API Error: (\d{3})")
