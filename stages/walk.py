@@ -130,11 +130,13 @@ class WalkRecords(Transform):
         takes the lines themselves, as `replay walk JOURNAL` does. Both kinds at once are refused: each is walked as
         its command walks it, and one graph cannot."""
         read = source()
+        if read is None:  # (a source that cannot be built is refused where the graph builds it)
+            return None
         try:
-            files = read.input_files() if read is not None else []
+            files = read.input_files()
         except ReplayError:  # (a path not there: the read refuses it before the run, as ever)
             return None
-        limit = read.config.get("max_line_bytes", DEFAULT_MAX_LINE_BYTES) if read is not None else DEFAULT_MAX_LINE_BYTES
+        limit = read.config.get("max_line_bytes", DEFAULT_MAX_LINE_BYTES)
         kinds: dict[bool, str] = {}  # another agent's log? -> the first input of that kind
         for path in files:
             if path == STDIN or is_url(path) or not os.path.isfile(path):
