@@ -376,6 +376,13 @@ class CallPairing:
         name = tool_name(payload) or "unknown"
         self.open.open(cid, name, self._new(name, ts, seq, cid), payload)
 
+    def result_again(self, payload: Any) -> bool:
+        """Is tool result ``payload`` the result of a call answered already, written again (a resumed session's log
+        repeats records): of an id no open call has, whose call was answered? ``result`` keeps the first; it is no
+        failure of its own either (``report`` lists one error of a failed call, as the export fails one span)."""
+        cid = call_id(payload)
+        return cid is not None and cid not in self.open.by_id and cid in self.answered
+
     def result(self, ok: bool, payload: Any, ts: Any, seq: Any) -> int | None:
         """The result of a call: the row of the call it answers (its tool the call's: ``name``), or None for a result
         without its call, counted on its own."""

@@ -767,7 +767,9 @@ class RunTally:
                 self.calls.called(payload, stamp, seq)
             else:  # (the outcome judged once: is_failure would ask it again)
                 failed = result_failed(kind, event) if went_wrong is None else kind in FAILED or went_wrong
+                again = self.calls.result_again(payload)  # (the result of an answered call written again: no failure)
                 call = self.calls.result(not failed, payload, stamp, seq)
+                failed = failed and not again
                 if failed:
                     self._add_failure(kind, payload, seq, call, event)
             if self.timeline and len(self.calls) > calls:  # (a call began with this event)

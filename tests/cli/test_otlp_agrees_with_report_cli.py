@@ -76,6 +76,16 @@ JOURNALS = {
         _event(3, "tool_completed", 1, toolName="t", callId="c1"), _event(4, "tool_called", 1, toolName="t"),
         _event(5, "tool_completed", 2, toolName="t", callId="c1"), _event(6, "tool_completed", 4, toolName="t"),
         _event(7, "run_completed", 5)],
+    # a failed result written again (a resumed session): one failed call, one error, one failed span
+    "failed result written again": [
+        _event(1, "run_started", 0), _event(2, "tool_called", 0, toolName="t", callId="c1"),
+        _event(3, "tool_failed", 1, callId="c1", error="boom"), _event(4, "tool_failed", 2, callId="c1", error="boom"),
+        _event(5, "run_completed", 3)],
+    # ... after a result that went well: the call keeps its first
+    "failed result after its call's result": [
+        _event(1, "run_started", 0), _event(2, "tool_called", 0, toolName="t", callId="c1"),
+        _event(3, "tool_completed", 1, callId="c1"), _event(4, "tool_failed", 2, callId="c1", error="boom"),
+        _event(5, "run_completed", 3)],
 }
 EXPECTED = {
     "alias": [("t", "ok", 1000), ("u", "error", 2000)],
@@ -86,6 +96,8 @@ EXPECTED = {
     "repeated after its result, same arguments": [("bash", "ok", 1000)],
     "repeated while open": [("t", "ok", 2000)],
     "repeated result naming its tool": [("t", "ok", 1000), ("t", "ok", 3000)],
+    "failed result written again": [("t", "error", 1000)],
+    "failed result after its call's result": [("t", "ok", 1000)],
 }
 
 
@@ -111,3 +123,43 @@ def test_report_pairs_an_id_used_again_alike_from_stdin_one_worker_and_healed(tm
         assert done.returncode == 0, done.stderr
         calls = orjson.loads(done.stdout)["runs"][0]["toolCalls"]["calls"]
         assert [(c["toolName"], c["status"]) for c in calls] == [(n, s) for n, s, _ in EXPECTED[name]], args
+
+
+@pytest.mark.parametrize("name", list(JOURNALS))
+def test_the_reports_errors_are_its_failed_calls_and_the_exports_failed_spans(tmp_path: Path, name: str):
+    """The errors count every failed call once (README, Report): a failed result written again is no second error (it
+    was listed twice, and counted twice in the totals, while the call was one failed call and one failed span)."""
+    path = tmp_path / "unhealed.jsonl"
+    path.write_bytes(b"".join(orjson.dumps(e) + b"\n" for e in JOURNALS[name]))
+    run = orjson.loads(run_replay("report", "--format", "json", str(path)).stdout)["runs"][0]
+    tool_errors = [e for e in run["errors"] if e["kind"] in ("tool_failed", "tool_completed", "tool_unanswered")]
+    failed_spans = [span for span in _tool_spans(path) if span[1] == "error"]
+    assert len(tool_errors) == run["toolCalls"]["error"] == len(failed_spans), run["errors"]
+    assert [e["toolName"] for e in tool_errors] == [span[0] for span in failed_spans]
+
+
+def test_a_resumed_claude_code_session_lists_its_failed_call_once(tmp_path: Path):
+    """A session whose records are written again (``cat s.jsonl s.jsonl``, as a resumed session writes them): one
+    failed call, one error in the report (text, JSON and its totals), one failed span, as its healed copy says."""
+    session = [
+        {"type": "user", "sessionId": "s1", "uuid": "u1", "parentUuid": None, "timestamp": "2025-07-01T10:00:00Z",
+         "message": {"role": "user", "content": "read /x"}},
+        {"type": "assistant", "sessionId": "s1", "uuid": "a1", "parentUuid": "u1", "timestamp": "2025-07-01T10:00:01Z",
+         "message": {"id": "msg_1", "role": "assistant", "model": "m", "content": [
+             {"type": "tool_use", "id": "toolu_1", "name": "Read", "input": {"file_path": "/x"}}],
+                     "usage": {"input_tokens": 10, "output_tokens": 5}}},
+        {"type": "user", "sessionId": "s1", "uuid": "r1", "parentUuid": "a1", "timestamp": "2025-07-01T10:00:02Z",
+         "message": {"role": "user", "content": [
+             {"type": "tool_result", "tool_use_id": "toolu_1", "content": "File does not exist.", "is_error": True}]}}]
+    path = tmp_path / "resumed.jsonl"
+    path.write_bytes(b"".join(orjson.dumps(r) + b"\n" for r in session) * 2)
+    document = orjson.loads(run_replay("report", "--format", "json", str(path)).stdout)
+    run = document["runs"][0]
+    assert run["toolCalls"]["error"] == 1 and [e["kind"] for e in run["errors"]] == ["tool_failed"]
+    assert document["aggregate"]["errors"] == {"total": 1, "byCode": {"tool_failed": 1}}
+    text = run_replay("report", str(path)).stdout.decode()
+    assert "errors (1)" in text and text.count("File does not exist.") == 1
+    assert [span[1] for span in _tool_spans(path)] == ["error"]
+    healed = run_replay("heal", str(path)).stdout
+    again = orjson.loads(run_replay("report", "--format", "json", input=healed).stdout)["runs"][0]
+    assert len(again["errors"]) == len(run["errors"]) and again["toolCalls"]["error"] == 1
