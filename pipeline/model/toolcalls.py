@@ -6,7 +6,10 @@ the call's id in ``callId``, ``toolCallId`` or ``id``; a measured ``durationMs``
 Which call a result answers is ``OpenCalls.close``, one rule for the report, the artifact's ``toolCalls``, ``replay
 walk`` and the OTLP export: the open call of its call id; else, when it names a tool, the oldest open call of that tool
 without an id (first in, first out); else, when it has neither id nor name, the most recent open call without an id (last
-in, first out, as an end closes the innermost open span in a trace of begin/end events). A result failed when it is a ``tool_failed``, or a
+in, first out, as an end closes the innermost open span in a trace of begin/end events); a result of an id that answers no
+call yet waits for a call of that id made later in the run and answers it there (``CallPairing.early``: a runner that
+wrote the result before its call; heal's ``pair_tool_calls`` moves it right after the call), counted on its own after
+the run's calls when none comes. A result failed when it is a ``tool_failed``, or a
 ``tool_completed`` that says it went wrong (a non-zero exit code, a failing verdict: ``outcome.went_wrong``, the
 rule ``replay walk`` shows ``[failed]`` by): ``result_failed``, read by every report and export. Unclosed calls report status
 ``error`` and the time until the run's latest instant (its latest timestamp, not the last one in stream order).
@@ -258,6 +261,12 @@ CALL_STATUS = ("error", "ok", "error")  # its status by state (an open call repo
 _NONE = math.nan  # (``CallPairing.duration``: no time tells how long the call took; a length is never NaN)
 
 
+def _measured_of(payload: Any) -> float | None:
+    """A result's measured length (``_measured``: its ``durationMs``), None when it measured none."""
+    length = payload.get("durationMs") if isinstance(payload, dict) else None
+    return None if length is None else _measured(length)
+
+
 def _known(duration: float) -> float | None:
     """A length of ``CallPairing.duration``: None for _NONE (no time tells)."""
     return None if math.isnan(duration) else duration
@@ -319,6 +328,7 @@ class CallPairing:
         "answered",
         "cids",
         "duration",
+        "early",
         "name_at",
         "names",
         "open",
@@ -334,6 +344,10 @@ class CallPairing:
         # the calls answered, by id: a result of an id answered already is that call's written again (a resumed
         # session's log repeats records), not a result without its call; a call of that id, ``OpenCalls.written_again``
         self.answered: dict[str, int] = {}
+        # the results of an id no call had yet (a runner wrote them before their call), by id, oldest first: whether it
+        # went well, the tool it names, its measured length (None: not measured), its timestamp and seq. A call of that
+        # id made later in the run is its call (``called``); one none is of by the run's end is counted on its own then
+        self.early: dict[str, tuple[bool, str | None, float | None, Any, Any]] = {}
         self.names: list[str] = []  # the tools' names, each once
         self.name_at: dict[str, int] = {}
         self.tool = array("I")  # a call's tool: its name's place in ``names``
@@ -369,23 +383,45 @@ class CallPairing:
         """The tool of call ``row``."""
         return self.names[self.tool[row]]
 
-    def called(self, payload: Any, ts: Any, seq: Any) -> None:
+    def called(self, payload: Any, ts: Any, seq: Any) -> int | None:
+        """A call made; when a result of its id came before it (``early``), that result is its, answered here as if it
+        came right after it (where heal moves it): returns the call's row then, else None."""
         cid = call_id(payload)
         if self.open.written_again(cid, payload):
-            return  # (the call of that id, written again: one call)
+            return None  # (the call of that id, written again: one call)
         name = tool_name(payload) or "unknown"
-        self.open.open(cid, name, self._new(name, ts, seq, cid), payload)
+        row = self._new(name, ts, seq, cid)
+        self.open.open(cid, name, row, payload)
+        early = self.early.pop(cid, None) if cid else None
+        if cid is None or early is None:
+            return None
+        self.open.close_id(cid)
+        self.answered[cid] = row
+        ok, _, measured, ended, _ = early
+        self._ended(row, ok, measured, ended)
+        return row
+
+    def _ended(self, row: int, ok: bool, measured: float | None, ts: Any) -> None:
+        """Call ``row`` answered by a result (``ok``: it went well) of ``measured`` length (None: its timestamp ``ts``
+        and the call's start tell it)."""
+        self.state[row] = _OK if ok else _ERROR
+        if measured is None:  # (None: no time tells how long it took)
+            measured = ms_until(self.started[row], parse_timestamp(ts))
+        self.duration[row] = _NONE if measured is None else measured
+        if self.stamps is not None:
+            self.stamps[1][row] = ts
 
     def result_again(self, payload: Any) -> bool:
         """Is tool result ``payload`` the result of a call answered already, written again (a resumed session's log
-        repeats records): of an id no open call has, whose call was answered? ``result`` keeps the first; it is no
-        failure of its own either (``report`` lists one error of a failed call, as the export fails one span)."""
+        repeats records): of an id no open call has, whose call was answered, or whose result written before its call
+        came already (``early``)? ``result`` keeps the first; it is no failure of its own either (``report`` lists one
+        error of a failed call, as the export fails one span)."""
         cid = call_id(payload)
-        return cid is not None and cid not in self.open.by_id and cid in self.answered
+        return cid is not None and cid not in self.open.by_id and (cid in self.answered or cid in self.early)
 
     def result(self, ok: bool, payload: Any, ts: Any, seq: Any) -> int | None:
         """The result of a call: the row of the call it answers (its tool the call's: ``name``), or None for a result
-        without its call, counted on its own."""
+        without its call, counted on its own (one of an id, which its call may follow: ``early``, when the run ends)."""
         cid = call_id(payload)
         row = paired = self.open.close_id(cid) if cid else None
         if row is not None:
@@ -393,24 +429,32 @@ class CallPairing:
             self.cids[row] = cid  # (the same id: one text of it held, the one the answered ids hold)
         elif cid in self.answered:
             return self.answered[cid]  # (the result of that call, written again: the call keeps its first)
+        elif cid in self.early:
+            return None  # (a result written before its call, written again: the first counts)
         else:  # (the result's own tool name matters only now: most results name no tool)
             result_name = tool_name(payload)
             row = paired = self.open.close(cid, result_name)
+            if row is None and cid:  # its call may come later in the run: it waits for it (``early``)
+                self.early[cid] = (ok, result_name, _measured_of(payload), ts, seq)
+                return None
             if row is None:  # a result without its call: count it on its own
                 row = self._new(result_name or "unknown", ts, seq, None)
-        self.state[row] = _OK if ok else _ERROR
-        length = payload.get("durationMs") if isinstance(payload, dict) else None
-        measured = None if length is None else _measured(length)
-        if measured is None:  # (None: no time tells how long it took)
-            measured = ms_until(self.started[row], parse_timestamp(ts))
-        self.duration[row] = _NONE if measured is None else measured
-        if self.stamps is not None:
-            self.stamps[1][row] = ts
+        self._ended(row, ok, _measured_of(payload), ts)
         return paired
+
+    def _settle(self) -> None:
+        """The run ended: each result that waited for a call none made (``early``) is counted on its own, in the order
+        they came, after the calls."""
+        early, self.early = self.early, {}
+        for ok, name, measured, ts, seq in early.values():
+            self._ended(self._new(name or "unknown", ts, seq, None), ok, measured, ts)
 
     def end_open(self, latest: datetime | None) -> list[int]:
         """The rows of the calls still open, each now as long as until ``latest`` (the run's latest instant), or of no
-        known length (``duration``: NaN) when either instant is not known."""
+        known length (``duration``: NaN) when either instant is not known. The results that waited for a call none
+        made (``early``) are counted on their own first, after the calls."""
+        if self.early:
+            self._settle()
         open_rows = [row for row, state in enumerate(self.state) if state == _OPEN] if _OPEN in self.state else []
         for row in open_rows:
             length = ms_until(self.started[row], latest)

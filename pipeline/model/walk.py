@@ -581,6 +581,7 @@ class StepWatch:
         self.seen = False
         self.ended = False
         self._open: OpenCalls[bool] = OpenCalls()  # the step's tool calls still running (paired as a report pairs them)
+        self._early: set[str] = set()  # the ids of results written before their call: that call is answered when made
 
     def feed(self, record: dict[str, Any], kind: str, step: str | None, state: str) -> bool:
         if step != self.step or self.ended:
@@ -588,10 +589,16 @@ class StepWatch:
         self.seen = True
         if kind == TOOL_CALLED:
             payload = record.get("payload")
-            self._open.open(call_id(payload), tool_name(payload) or "unknown", True)
-        elif kind in TOOL_ENDS and self._open:
+            cid = call_id(payload)
+            if cid is None or cid not in self._early:
+                self._open.open(cid, tool_name(payload) or "unknown", True)
+            else:  # (its result came first: ``toolcalls.CallPairing.early``)
+                self._early.discard(cid)
+        elif kind in TOOL_ENDS:
             payload = record.get("payload")
-            self._open.close(call_id(payload), tool_name(payload))
+            cid = call_id(payload)
+            if self._open.close(cid, tool_name(payload)) is None and cid is not None and cid not in self._open.answered:
+                self._early.add(cid)
         if state in STEP_ENDS and not self._open and ends_step(record, kind):
             self.ended = True
         return self.ended

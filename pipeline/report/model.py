@@ -52,6 +52,7 @@ from replay.pipeline.model.toolcalls import (
     UNANSWERED_MESSAGE,
     CallPairing,
     PackedColumn,
+    call_id,
     result_failed,
     tool_name,
 )
@@ -661,7 +662,11 @@ class RunTally:
         self.marks: list[tuple[int, str, Any, datetime | None, bool]] = []
         self.plain_seen = self.plain_marks = self.failed_marks = 0
         self.stride = 1  # every stride-th ordinary event gets a tick
-        self.errors: list[dict[str, Any]] = []
+        self.errors: list[dict[str, Any] | None] = []  # (None: an error listed again later, ``_read_payload``)
+        # the results written before their call (``CallPairing.early``), by call id: the place in the run of each
+        # (with a timeline), and in ``errors`` of each that failed, listed where its call comes (it names their tool)
+        self.early_at: dict[str, int] = {}
+        self.early_failures: dict[str, int] = {}
         self.failed_event = False
         self.event_usage = UsageSum(0)  # the sums of the events' usage objects: token counts stay ints, costs floats
         self.usage_seen = 0  # the events' usage objects counted
@@ -764,14 +769,22 @@ class RunTally:
                 stamp = None
             failed, calls = False, len(self.calls) if self.timeline else 0
             if kind in CALLED:
-                self.calls.called(payload, stamp, seq)
+                early = self.calls.called(payload, stamp, seq)
+                if early is not None:  # (the call of a result written before it: answered here, where heal moves it)
+                    self._early_answered(call_id(payload) or "", early)
             else:  # (the outcome judged once: is_failure would ask it again)
                 failed = result_failed(kind, event) if went_wrong is None else kind in FAILED or went_wrong
                 again = self.calls.result_again(payload)  # (the result of an answered call written again: no failure)
                 call = self.calls.result(not failed, payload, stamp, seq)
                 failed = failed and not again
+                cid = call_id(payload) if call is None and not again else None
+                waits = cid if cid is not None and cid in self.calls.early else None  # (its call may come later)
+                if waits is not None and self.timeline:
+                    self.early_at[waits] = index
                 if failed:
                     self._add_failure(kind, payload, seq, call, event)
+                    if waits is not None:
+                        self.early_failures[waits] = len(self.errors) - 1
             if self.timeline and len(self.calls) > calls:  # (a call began with this event)
                 self.call_index.append(index)
             return failed
@@ -779,6 +792,21 @@ class RunTally:
             self._add_failure(kind, payload, seq, call, event)
             return True
         return False
+
+    def _early_answered(self, cid: str, row: int) -> None:
+        """The call of ``row`` answers the result of its id ``cid`` written before it: a failed one's error is listed
+        here, naming the call's tool, as it is when heal has moved the result right after the call."""
+        self.early_at.pop(cid, None)
+        at = self.early_failures.pop(cid, None)
+        if at is None:
+            return
+        entry = self.errors[at]
+        assert entry is not None
+        if entry["toolName"] is None:
+            entry["toolName"] = self.calls.name(row)
+        if at != len(self.errors) - 1:
+            self.errors[at] = None
+            self.errors.append(entry)
 
     def _add_usage(self, value: Any, index: int) -> None:
         """Add up one event's usage (``add_event``, event by event); ``_add_usages`` for a batch of events."""
@@ -932,6 +960,9 @@ class RunTally:
         comprehension, then those without an id lose ``callId`` and those still open gain ``unfinished`` (the keys keep
         their order)."""
         pairing = self.calls
+        if self.timeline:  # (the results that waited for a call none made: counted on their own, after the calls)
+            for cid in pairing.early:
+                self.call_index.append(self.early_at.pop(cid))
         unfinished = pairing.end_open(self.last)  # open calls end at the run's latest instant
         names = list(map(pairing.names.__getitem__, pairing.tool))
         statuses = list(map(CALL_STATUS.__getitem__, pairing.state))
@@ -959,7 +990,8 @@ class RunTally:
         marks such a call, at the call's seq, so the errors count every failed call, raw or healed alike."""
         own = own_error(self.record or {})
         errors: list[dict[str, Any]] = [own] if own is not None else []
-        errors.extend(entry for entry in self.errors if not said_again(entry, own))  # (the run record says it already)
+        errors.extend(entry for entry in self.errors  # (the run record says it already; None: listed again later)
+                      if entry is not None and not said_again(entry, own))
         calls = self.calls
         errors.extend({"kind": TOOL_UNANSWERED, "code": None, "message": UNANSWERED_MESSAGE, "seq": seq,
                        "toolName": calls.name(row)} for row, seq in zip(unfinished, map(calls.seq.__getitem__, unfinished), strict=True))

@@ -11,7 +11,7 @@ span (its totals known only at its end).
 | --- | --- | --- | --- |
 | ``invoke_agent {framework}`` (root) | the run: its first to its last event | INTERNAL | ``invoke_agent`` |
 | ``chat {model}`` | each model call, by the rule a mapped log's steps are numbered by (``modelcalls.ModelCalls``: step N is the Nth of these of the run's own; a sub-agent's calls, Claude Code's sidechain, are spans too but number no step, and a sidechain record written between two parts of one response parts its span, not its step): an ``assistant_message`` (later ones with the same ``messageId`` / ``responseId`` join it, and it joins the ``reasoning`` before it when no input or tool call came between: Codex names no response), or model output with no ``assistant_message`` (a ``tool_called`` or ``reasoning`` right after input), or an ``error`` (a failed call); from when the model was asked (the latest event it saw, ``_SEEN``: an input, or its own output; not a token count or an echo) to its last output | CLIENT | ``chat`` |
-| ``execute_tool {tool}`` | each ``tool_called``, to its ``tool_completed`` / ``tool_failed`` (``toolcalls.OpenCalls``: by call id, else by tool name, else the latest open call; a call of an id still open, or answered with the same payload, and a result of an answered id, are that record written again, not another: ``OpenCalls.written_again``); a result without its call (none open to answer: heal drops these) is a call of its own, as ``report`` counts one: of no length, at the result's time, its tool ``unknown`` when it names none | INTERNAL | ``execute_tool`` |
+| ``execute_tool {tool}`` | each ``tool_called``, to its ``tool_completed`` / ``tool_failed`` (``toolcalls.OpenCalls``: by call id, else by tool name, else the latest open call; a call of an id still open, or answered with the same payload, and a result of an answered id, are that record written again, not another: ``OpenCalls.written_again``); a result without its call (none open to answer: heal drops these) is a call of its own, as ``report`` counts one: of no length, at the result's time, its tool ``unknown`` when it names none (one of a call id waits for a call of that id later in the run, whose span it ends: a result written before its call, ``CallPairing.early``; when none comes, its span is made at the run's end) | INTERNAL | ``execute_tool`` |
 
 Event types are read as ``report`` reads them: heal's built-in aliases (``tool_end``, ``llm_message``, ...) as the
 types they stand for (``report.model.CANONICAL_TYPES``), so a journal not healed yet exports as its healed form would.
@@ -251,6 +251,10 @@ class TraceBuilder:
         self.made = 0  # spans begun so far (a span's id counts them)
         self.check_at = SPANS_PER_REQUEST  # how many spans held make ``finished`` look for some to send
         self.open_calls: OpenCalls[Span] = OpenCalls()  # the tool calls not answered yet (``toolcalls``' pairing)
+        # the results written before their call, by id (``CallPairing.early``): how each ended (the tool it names, its
+        # time, its failure: error type and message, or None), for the span of the call that comes later; of those none
+        # is of by the run's end, spans of their own then
+        self.early: dict[str, tuple[str | None, int | None, tuple[Any, Any] | None]] = {}
         self.chat: Span | None = None  # the last model call (later parts of the same response join it)
         self.calls = ModelCalls()  # which model call each event is of (``modelcalls``: the rule the steps are numbered by)
         self.chat_model: str | None = None  # the model the last call asked (a failed call's, which names none, too)
@@ -404,7 +408,13 @@ class TraceBuilder:
 
     def _tool_called(self, payload: dict[str, Any], now: int | None) -> None:
         name, cid = tool_name(payload) or "unknown", call_id(payload)
-        self.open_calls.open(cid, name, self._tool_span(name, cid, now), payload)
+        span = self._tool_span(name, cid, now)
+        self.open_calls.open(cid, name, span, payload)
+        early = self.early.pop(cid, None) if cid else None
+        if cid is not None and early is not None:  # (its result came before it: answered here, ``CallPairing.called``)
+            self.open_calls.close_id(cid)
+            _, ended, failure = early
+            self._end_span(span, ended, failure)
 
     def _tool_span(self, name: str, cid: str | None, now: int | None) -> Span:
         """A new ``execute_tool`` span of tool ``name`` and call id ``cid``, begun at ``now`` (else the latest time)."""
@@ -422,19 +432,32 @@ class TraceBuilder:
 
     def _tool_ended(self, etype: Any, payload: dict[str, Any], now: int | None, event: dict[str, Any]) -> None:
         cid, name = call_id(payload), tool_name(payload)
+        if cid and cid in self.early and etype != TOOL_UNANSWERED:
+            return  # (a result written before its call, written again: the first counts)
         span = self.open_calls.close(cid, name)
+        if span is None and (etype == TOOL_UNANSWERED or (cid and cid in self.open_calls.answered)):
+            return  # the result of a call answered already, written again (or heal's mark of none): no other call
+        if etype == TOOL_UNANSWERED:
+            failure: tuple[Any, Any] | None = (TOOL_UNANSWERED, payload.get("reason") or UNANSWERED_MESSAGE)
+        elif result_failed(etype, event):  # (error.type: the tool's error code, as a run's is its code; else what happened)
+            code, message = error_of(payload)
+            failure = (code or "tool_failed", message or failure_words(event))
+        else:
+            failure = None
+        if span is None and cid:  # its call may come later in the run: the result waits for it
+            self.early[cid] = (name, now, failure)
+            return
         if span is None:
-            if etype == TOOL_UNANSWERED or (cid and cid in self.open_calls.answered):
-                return  # the result of a call answered already, written again (or heal's mark of none): no other call
             # a result without its call: a call of its own, as report counts it (``unknown`` when it names no tool),
             # of no length, at the result's time
             span = self._tool_span(name or "unknown", cid, now)
+        self._end_span(span, now, failure)
+
+    def _end_span(self, span: Span, now: int | None, failure: tuple[Any, Any] | None) -> None:
+        """Tool span ``span`` ended ``now``, failed with ``failure`` (error type and message) unless None."""
         self._stretch(span, now)
-        if etype == TOOL_UNANSWERED:
-            span.fail(TOOL_UNANSWERED, payload.get("reason") or UNANSWERED_MESSAGE)
-        elif result_failed(etype, event):  # (error.type: the tool's error code, as a run's is its code; else what happened)
-            code, message = error_of(payload)
-            span.fail(code or "tool_failed", message or failure_words(event))
+        if failure is not None:
+            span.fail(*failure)
 
     @staticmethod
     def _stretch(span: Span, now: int | None) -> None:
@@ -491,6 +514,9 @@ class TraceBuilder:
         if self.time_unknown:
             attrs["replay.time_unknown"] = True
         self._run_errors(root)
+        for cid, (name, now, failure) in self.early.items():  # results whose call never came: calls of their own
+            self._end_span(self._tool_span(name or "unknown", cid, now), now, failure)
+        self.early = {}
         for span in self.open_calls:  # never closed, not even marked unanswered: the run ended first
             self._stretch(span, self.last_nanos)
             span.fail(TOOL_UNANSWERED, UNANSWERED_MESSAGE)

@@ -86,6 +86,11 @@ JOURNALS = {
         _event(1, "run_started", 0), _event(2, "tool_called", 0, toolName="t", callId="c1"),
         _event(3, "tool_completed", 1, callId="c1"), _event(4, "tool_failed", 2, callId="c1", error="boom"),
         _event(5, "run_completed", 3)],
+    # a result written before its call: that call's
+    "result before its call": [
+        _event(1, "run_started", 0), _event(2, "tool_failed", 2, callId="c1", error="boom"),
+        _event(3, "tool_called", 1, toolName="t", callId="c1"), _event(4, "tool_completed", 3, toolName="u", callId="c2"),
+        _event(5, "tool_called", 2, toolName="u", callId="c2"), _event(6, "run_completed", 4)],
 }
 EXPECTED = {
     "alias": [("t", "ok", 1000), ("u", "error", 2000)],
@@ -98,6 +103,7 @@ EXPECTED = {
     "repeated result naming its tool": [("t", "ok", 1000), ("t", "ok", 3000)],
     "failed result written again": [("t", "error", 1000)],
     "failed result after its call's result": [("t", "ok", 1000)],
+    "result before its call": [("t", "error", 1000), ("u", "ok", 1000)],
 }
 
 

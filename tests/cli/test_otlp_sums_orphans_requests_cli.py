@@ -53,7 +53,9 @@ def test_a_token_count_beyond_a_double_sums_exactly_with_the_others_as_report_co
 def test_a_tool_result_without_its_call_is_a_span_of_its_own_as_report_counts_it(tmp_path):
     """A tool_failed whose call id no call has: report counts a failed call and lists its error; the export wrote
     nothing of it (no span, no ERROR anywhere). A result naming neither id nor tool is an `unknown` call; a result of a
-    call answered already is still that call written again (no span)."""
+    call answered already is still that call written again (no span). A result of a call id waits for a call of that
+    id that may come later in the run (a result written before its call): the run's end tells it none came, and its
+    span, as report's row of it, comes after the calls."""
     journal = _write(tmp_path / "orphan.jsonl", [
         ("run_started", {}),
         ("tool_failed", {"callId": "c9", "toolName": "bash", "error": "boom"}),
@@ -66,13 +68,13 @@ def test_a_tool_result_without_its_call_is_a_span_of_its_own_as_report_counts_it
     assert done.returncode == 0 and done.stderr == b"", done.stderr
     tools = [s for s in _spans(done.stdout) if s["name"].startswith("execute_tool")]
     seen = [(s["name"], s["status"], int(s["endTimeUnixNano"]) - int(s["startTimeUnixNano"])) for s in tools]
-    assert seen == [("execute_tool bash", {"code": 2, "message": "boom"}, 0), ("execute_tool get", {"code": 0}, 10**9),
-                    ("execute_tool unknown", {"code": 0}, 0)]
-    assert _attrs(tools[0])["error.type"] == "tool_failed" and _attrs(tools[0])["gen_ai.tool.call.id"] == "c9"
-    assert tools[0]["startTimeUnixNano"] == "1772366402000000000"  # (the result's time: 12:00:02)
+    assert seen == [("execute_tool get", {"code": 0}, 10**9), ("execute_tool unknown", {"code": 0}, 0),
+                    ("execute_tool bash", {"code": 2, "message": "boom"}, 0)]
+    assert _attrs(tools[2])["error.type"] == "tool_failed" and _attrs(tools[2])["gen_ai.tool.call.id"] == "c9"
+    assert tools[2]["startTimeUnixNano"] == "1772366402000000000"  # (the result's time: 12:00:02)
     report = orjson.loads(run_replay("report", "--format", "json", str(journal), process=True).stdout)["runs"][0]
     assert [(c["toolName"], c["status"], c["durationMs"]) for c in report["toolCalls"]["calls"]] \
-        == [("bash", "error", 0), ("get", "ok", 1000), ("unknown", "ok", 0)]
+        == [("get", "ok", 1000), ("unknown", "ok", 0), ("bash", "error", 0)]
 
 
 def test_spans_still_open_at_the_run_s_end_go_in_requests_of_at_most_2000(tmp_path):

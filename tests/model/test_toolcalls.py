@@ -62,9 +62,11 @@ def test_a_result_without_its_call_is_counted_on_its_own():
         ev(2, "tool_failed", 2, callId="y"),
         ev(3, "tool_called", 3, callId="x", name="write_file", durationMs=-1),
     ])
-    assert [(c["toolName"], c["status"]) for c in calls] == [("read_file", "ok"), ("unknown", "error"),
-                                                              ("write_file", "error")]
-    assert calls[2]["unfinished"] is True  # a call after the result of its id stays open
+    # a call after the result of its id is that result's (written before its call: heal moves it after it), of the
+    # tool the call names; a result whose call never comes is counted on its own, after the calls
+    assert [(c["toolName"], c["status"], c.get("callId"), c["seq"]) for c in calls] == [
+        ("write_file", "ok", "x", 3), ("unknown", "error", None, 2)]
+    assert "unfinished" not in calls[0] and calls[0]["durationMs"] == 0  # (from 12:00:03 to a result at 12:00:01)
 
 
 def test_a_negative_or_boolean_duration_is_not_taken_as_measured():

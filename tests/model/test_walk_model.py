@@ -251,6 +251,21 @@ def test_a_tool_step_ends_when_its_last_call_closes():
     assert ends == [False, False, False, True]
 
 
+def test_a_call_whose_result_was_written_before_it_is_no_call_still_running():
+    """As report pairs them (``CallPairing.early``): the step ends when its calls close, the call whose result came
+    first among them (it stayed open, and the step never ended)."""
+    watch = StepWatch("2")
+    records = [
+        {"type": "tool_called", "step": 2, "payload": {"callId": "a"}},
+        {"type": "tool_completed", "step": 2, "payload": {"callId": "b"}},
+        {"type": "tool_called", "step": 2, "payload": {"callId": "b"}},
+        {"type": "tool_completed", "step": 2, "payload": {"callId": "a"}},
+    ]
+    ends = [watch.feed(r, kind_of(r), step_of(r, kind_of(r)), state_of(r, kind_of(r), step_of(r, kind_of(r))))
+            for r in records]
+    assert ends == [False, False, False, True]
+
+
 @pytest.mark.parametrize("name, step, terminated, line", [
     ("hello.jsonl", "step-1", True, 4),
     ("hello.jsonl", "step-2", True, 8),

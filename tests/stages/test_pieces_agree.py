@@ -91,8 +91,8 @@ def test_a_journal_whose_runs_need_repairs_is_cut_and_agrees(tmp_path: Path, com
 
 
 def test_the_last_run_of_a_piece_logs_its_repairs_in_one_run_s_order(tmp_path: Path):
-    """Each run has orphaned results and calls never answered (pair_tool_calls drops the first as its lines pass and
-    answers the others at the run's end) and so seq numbers to shift (renumber): a run that another follows logs each
+    """Each run has orphaned results and calls never answered (pair_tool_calls drops the first and answers the others at
+    the run's end) and so seq numbers to shift (renumber): a run that another follows logs each
     rule's lines in turn, where an input's last run logs its passing lines first and its end's after them. A piece's
     last run is followed by the next piece's first: its log is the former's, not the latter's."""
     rng = random.Random(6)
@@ -101,10 +101,14 @@ def test_the_last_run_of_a_piece_logs_its_repairs_in_one_run_s_order(tmp_path: P
         n = rng.randint(20, 40)
         run = [{"seq": 1, "timestamp": "2026-03-01T12:00:01.000Z", "type": "run_started", "runId": f"r{k:03d}",
                 "payload": {}}]
+        called = set()
         for s in range(2, n):
             kind = rng.choice(["tool_called", "tool_completed", "assistant_message"])
+            cid = f"c{s // 2}" if kind != "tool_completed" or f"c{s // 2}" in called else f"gone{s}"  # (no call later)
+            if kind == "tool_called":
+                called.add(cid)
             run.append({"seq": s, "timestamp": f"2026-03-01T12:{s // 60:02d}:{s % 60:02d}.000Z", "type": kind,
-                        "runId": f"r{k:03d}", "payload": {"callId": f"c{s // 2}", "toolName": "bash"}})
+                        "runId": f"r{k:03d}", "payload": {"callId": cid, "toolName": "bash"}})
         run.append({"seq": n, "timestamp": f"2026-03-01T12:{n // 60:02d}:{n % 60:02d}.000Z", "type": "run_completed",
                     "runId": f"r{k:03d}", "payload": {}})
         runs.append(run)

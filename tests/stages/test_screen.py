@@ -241,6 +241,24 @@ BREAKS = [
     lambda r, ev: ev.update(timestamp="2026-03-01T23:59:60.500Z"),  # a leap second
     lambda r, ev: ev.update(timestamp="2026-03-01T12:00:60.000Z"),  # second 60 that is none
 ]
+def result_before_call(rng: random.Random, events: list[dict]) -> None:
+    """A call's result written before it (a runner writing them out of order): pair_tool_calls moves it after it. Its
+    record put first, seq and time too; or only its type and payload, the seq and times in order."""
+    def cid(event: dict) -> object:
+        return event["payload"].get("callId") if isinstance(event.get("payload"), dict) else None
+
+    calls = [k for k, e in enumerate(events[:-1]) if e.get("type") == "tool_called" and cid(e) is not None
+             and cid(events[k + 1]) == cid(e)]
+    if not calls:
+        return
+    k = rng.choice(calls)
+    if rng.random() < 0.5:
+        events[k], events[k + 1] = events[k + 1], events[k]
+    else:
+        for key in ("type", "payload"):
+            events[k][key], events[k + 1][key] = events[k + 1][key], events[k][key]
+
+
 # an event of another run in the middle of this one: it cuts the run in two runs of the same id
 CUT = [lambda r, ev: ev.update(runId=f"z{r.random()}")]
 JUNK = [b"", b"   ", b"not json", b"[1,2]", b'{"$record":"heal","runId":"r0","repairs":1}', b'{"a":"\xff"}',
@@ -295,6 +313,8 @@ def journals(draw: st.DrawFn, unique: bool = False, split: bool = False, more_ju
                                        **({"response": "done"} if draw(st.booleans()) else {})}))
         for _ in range(draw(st.integers(0, 2))):
             rng.choice(BREAKS if unique else BREAKS + CUT)(rng, rng.choice(events))
+        if draw(st.integers(0, 4)) == 0:
+            result_before_call(rng, events)
         if draw(st.booleans()) and len(events) > 2:
             events.insert(2, dict(events[1]))  # an exact duplicate
         if draw(st.integers(0, 3)) == 0:
