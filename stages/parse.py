@@ -31,7 +31,7 @@ from replay.pipeline.engine.batch import Batch
 from replay.pipeline.engine.errors import CATALOGUE, PIECE_OF_A_RECORD_FIX, excerpt, invalid_line, piece_of_a_record, torn_message
 from replay.pipeline.engine.registry import register
 from replay.pipeline.engine.stage import HandsOnJoins, Option
-from replay.pipeline.io.journals import BLANK, DEFAULT_MAX_LINE_BYTES, decode_each_line
+from replay.pipeline.io.journals import BLANK, DEFAULT_MAX_LINE_BYTES, decode_each_line, nested_no_deeper_than_orjson
 from replay.pipeline.model.dropped import (
     BLANK_BEFORE,
     NOT_OBJECT,
@@ -120,6 +120,22 @@ def projection_decoder(fields: tuple[str, ...]) -> Any:
                                 float_hook=exactjson.exact_float)
 
 
+class _Payload(TypedDict, total=False):
+    payload: Any
+
+
+@functools.cache
+def payload_decoder() -> Any:
+    """A msgspec decoder of a JSON object's ``payload`` alone, whole (the rest of the line checked as JSON and skipped):
+    what ``whole_types`` keep of their events' lines. Its floats are read as doubles, so it is asked only of lines where
+    no number may read as another than written (``exactjson.needs_exact``); it refuses a number beyond a double's
+    range, an integer beyond Python's digits and half of a surrogate pair, which the exact path reads (``exactjson.loads``).
+    What it reads is then what that path reads."""
+    import msgspec  # here: only a graph that projects loads it
+
+    return msgspec.json.Decoder(_Payload)
+
+
 def values_have(values: list[dict[str, Any]], key: str) -> int:
     """How many of ``values`` (dicts) hold ``key``, by a C-level map."""
     return sum(map(dict.__contains__, values, itertools.repeat(key)))
@@ -142,7 +158,7 @@ class ParseLines(HandsOnJoins):
         "fields": Option(list, [], "decode only these fields of each event (`type`, `payload.callId`, ...; and its "
                          "seq and runId; records and other agents' lines whole), for stages that read no others (report "
                          "sets what a summary reads); empty: all"),
-        "whole_types": Option(list, [], "with `fields`: the events of these types decoded whole all the same (report: "
+        "whole_types": Option(list, [], "with `fields`: the events of these types keep their whole payload (report: "
                               "a tool_called, whose whole payload tells a new call of an id used again from that call "
                               "written again, `OpenCalls.written_again`)"),
         "sources": Option(bool, True, "follow source records: in a stream that opens with a {\"$record\": \"source\"} line "
@@ -303,8 +319,8 @@ class ParseLines(HandsOnJoins):
         """The events with only ``fields``, every line decoded in one msgspec call over the block (the rest of each
         line is checked as JSON and skipped); records decoded whole, and every line that is no event of replay's
         own (no ``seq`` and ``runId``: another agent's record, which ``dialect`` maps whole, or an event heal would
-        have to repair), and every event of one of ``whole_types``. None when the decoder refuses a line: then every line is decoded whole, and the bad ones
-        are reported as usual."""
+        have to repair); every event of one of ``whole_types`` with its whole payload (``_whole_payloads``). None when
+        the decoder refuses a line: then every line is decoded whole, and the bad ones are reported as usual."""
         values = decode_each_line(self._projection, batch)
         if values is None:
             return None
@@ -313,15 +329,51 @@ class ParseLines(HandsOnJoins):
             records = list(itertools.compress(range(n), map(has, values, itertools.repeat(RECORD_KEY))))
         else:
             records = [i for i, value in enumerate(values) if RECORD_KEY in value or not is_canonical(value)]
-        if whole := self._whole_types:  # (a type that is no text is none of them)
-            wanted = {i for i, kind in enumerate(map(dict.get, values, itertools.repeat("type")))
-                      if kind.__class__ is str and kind in whole}
-            records = sorted(wanted.union(records)) if wanted else records  # (each line decoded once)
+        if kinds := self._whole_types:  # (a type that is no text is none of them)
+            types = list(map(dict.get, values, itertools.repeat("type")))
+            try:
+                wanted = list(itertools.compress(range(n), map(kinds.__contains__, types)))
+            except TypeError:
+                wanted = [i for i, kind in enumerate(types) if kind.__class__ is str and kind in kinds]
+            if records and wanted:  # (a record is decoded whole anyway: each line decoded once)
+                whole = set(records)
+                wanted = [i for i in wanted if i not in whole]
+            if wanted and (unread := self._whole_payloads(batch.raws, values, wanted)):  # type: ignore[arg-type]
+                records = sorted({*records, *unread})
         if records:  # (decoded in one go: the check for a number orjson may round made once over them all)
             raws = batch.raws
             for i, value in zip(records, exactjson.loads_lines([raws[i] for i in records]), strict=True):  # type: ignore[misc]
                 values[i] = value
         return values
+
+    @staticmethod
+    def _whole_payloads(raws: list[bytes], values: list[Any], wanted: list[int]) -> list[int]:
+        """The events at ``wanted`` (projected ``values`` of ``raws``) with their whole payload, as the exact path
+        reads it (``exactjson.loads``): read by ``payload_decoder``, the rest of each line skipped, when no number in
+        them may read as another than written. The lines left to the exact path (all of them, or those
+        ``payload_decoder`` refuses) are returned, to be decoded whole."""
+        lines = [raws[i] for i in wanted]
+        if exactjson.needs_exact(b"\n".join(lines)):  # (rare: the check made once over them all)
+            return wanted
+        import msgspec  # here: only a graph that projects loads it
+
+        decode = payload_decoder().decode
+        try:
+            payloads = nested_no_deeper_than_orjson(lambda some: list(map(decode, some)), lines)
+        except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):  # (one line: the others still read so)
+            payloads = []
+            for line in lines:
+                try:
+                    payloads.append(nested_no_deeper_than_orjson(decode, line))
+                except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
+                    payloads.append(None)
+        unread = []
+        for i, read in zip(wanted, payloads, strict=True):
+            if read is None:
+                unread.append(i)
+            elif read:  # (an event with no payload keeps none)
+                values[i]["payload"] = read["payload"]
+        return unread
 
     def _slow(self, batch: Batch) -> Batch:
         """Line by line: skip blank lines, keep the rest in order, each bad one as a ``_Left`` in its place (reported

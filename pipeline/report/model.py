@@ -102,8 +102,8 @@ ERROR_FIELDS = ("error", "message", "reason", "code")  # the payload fields erro
 # Every field of an event a summary reads (records are read whole): ``parse`` need decode no other (``fields``).
 SUMMARY_FIELDS = ("seq", "timestamp", "type", "runId", "synthetic", "payload.usage", "payload.status",
                   *(f"payload.{key}" for key in (*CALL_FIELDS, *ERROR_FIELDS)), *OUTCOME_FIELDS)
-# The types of the events a summary reads whole (``parse``'s ``whole_types``): a call, whose whole payload tells a new
-# call of an id used again from that call written again (``toolcalls.call_print``, ``OpenCalls.written_again``).
+# The types of the events whose payload a summary reads whole (``parse``'s ``whole_types``): a call, whose whole payload
+# tells a new call of an id used again from that call written again (``toolcalls.call_print``, ``OpenCalls.written_again``).
 SUMMARY_WHOLE_TYPES = tuple(sorted(CALLED))
 HEAL_LOG_SUFFIX = ".heal-log.json"
 _ARTIFACT_SUFFIXES = (".healed.json", ".artifact.json", ".json")

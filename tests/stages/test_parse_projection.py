@@ -19,6 +19,7 @@ from replay.pipeline.engine import exactjson
 from replay.pipeline.engine.batch import Batch
 from replay.pipeline.engine.inline import run_inline
 from replay.pipeline.io.journals import LineCutter
+from replay.pipeline.model.toolcalls import call_print
 from replay.pipeline.report.model import SUMMARY_FIELDS, SUMMARY_WHOLE_TYPES
 from replay.stages.parse import ParseLines, projection_decoder
 from replay.stages.summarize import SummarizeRuns
@@ -146,6 +147,74 @@ def call_journals(draw: st.DrawFn) -> bytes:
 @example(REUSED, 7)
 def test_a_projected_summary_pairs_calls_of_ids_used_again_as_a_whole_one(data: bytes, per_batch: int):
     assert_same_report(data, per_batch)
+
+
+# A call's payload as a writer may write it (the text): whitespace anywhere JSON allows it, keys in any order and one
+# written twice, characters escaped or not, halves of surrogate pairs, and numbers of every spelling: those a double
+# holds (1, 1.0, 1.00, 1e0, -0.0), and those it does not (beyond 64 bits, 0.1000000000000000000001, 1e400, 1.5e-400, an
+# integer of more digits than Python reads)
+NUMBER_TEXTS = ["0", "-0", "1", "-1", "1.0", "1.00", "1e0", "1E+0", "10e-1", "-0.0", "0.5", "2.5e-3", "1e300", "1e-300",
+                "0.1", "0.30000000000000004", "3.141592653589793", "9007199254740993", "18446744073709551615",
+                "18446744073709551616", "-9223372036854775809", "123456789012345678901234567890",
+                "0.1000000000000000000001", "0.10000000000000000000010", "3.14159265358979323846", "1e400", "-1E400",
+                "1.5e-400", "5e-324", "4.9e-324", "1.7976931348623157e308", "1.8e308", "0e99999999999999999999",
+                "1" + "0" * 4300, "1" * 4301]
+STRING_TEXTS = ['"x"', '"\\u0078"', '""', '"a b"', '"\\"\\\\/\\n"', '"\\/"', '"é"', '"\\u00e9"', '"\\ud83d\\ude00"',
+                '"😀"', '"\\ud800"', '"\\udfff x"', '"\\u0000"', '"tool_called"', '"1"']
+SPACE = st.sampled_from(["", "", " ", "\t", "  "])
+
+
+@st.composite
+def json_texts(draw: st.DrawFn, depth: int = 0) -> str:
+    """A JSON value's text, written as a writer may write it."""
+    kind = draw(st.sampled_from(["number", "string", "literal", "array", "object", "object"] if depth < 4
+                                else ["number", "string", "literal"]))
+    if kind == "number":
+        return draw(st.sampled_from(NUMBER_TEXTS) | st.integers(-10**20, 10**20).map(str)
+                    | st.floats(allow_nan=False, allow_infinity=False).map(repr)
+                    | st.decimals(allow_nan=False, allow_infinity=False, places=draw(st.integers(0, 25))).map(str))
+    if kind == "string":
+        return draw(st.sampled_from(STRING_TEXTS) | st.text(max_size=8).map(lambda t: orjson.dumps(t).decode()))
+    if kind == "literal":
+        return draw(st.sampled_from(["true", "false", "null"]))
+    items = draw(st.lists(json_texts(depth + 1), max_size=4))
+    if kind == "array":
+        return "[" + ",".join(f"{draw(SPACE)}{item}{draw(SPACE)}" for item in items) + "]"
+    keys = draw(st.lists(st.sampled_from(["a", "b", "\\u0061", "callId", "args", "n", "toolName"]),
+                         min_size=len(items), max_size=len(items)))
+    return "{" + ",".join(f'{draw(SPACE)}"{key}"{draw(SPACE)}:{draw(SPACE)}{item}{draw(SPACE)}'
+                          for key, item in zip(keys, items, strict=True)) + "}"
+
+
+DEEP_PAYLOAD = '{"callId":"c1","args":' + "[" * 300 + "1.0" + "]" * 300 + "}"  # (orjson writes 255 levels, reads 1024)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(st.lists(json_texts(), min_size=1, max_size=6), st.sampled_from(["", " ", "\t"]))
+@example(['{"callId":"c1","args":{"a":1}}', '{ "args" : {"a":1} , "callId":"c1" }', '{"callId":"c1","args":{"a":1.0}}',
+          '{"callId":"c1","args":{"a":true}}', '{"callId":"c1","args":{"a":0.1000000000000000000001}}',
+          '{"callId":"c1","args":{"a":0.1}}', '{"callId":"c1","a":1,"a":2}', DEEP_PAYLOAD], "")
+@example(['{"callId":"c1","n":1e400}', '{"callId":"c1","n":"\\ud800"}', '{"callId":"c1","n":1}'], " ")
+def test_a_call_keeps_its_payload_as_a_whole_decode_reads_it(payloads: list[str], space: str):
+    """The report's parse keeps a tool_called's whole payload (``whole_types``) as the whole line's exact decode reads
+    it (``exactjson``, what parse gives without ``fields``): the same value, the same types (1, 1.0 and true three;
+    a number a double does not hold as written), and so the same ``call_print``, the print that tells a call written
+    again from a new call of its id. A batch of such calls, each alone, after and before other events."""
+    lines = [b'{"seq":1,"timestamp":"2026-03-01T12:00:00Z","type":"run_started","runId":"r1","payload":{}}']
+    lines += [(f'{{"seq":{n}{space},"type":"tool_called","runId":"r1","payload":{space}{payload}{space},"turn":1}}')
+              .encode() for n, payload in enumerate(payloads, 2)]
+    lines.append(b'{"seq":99,"type":"tool_completed","runId":"r1","payload":{"callId":"c1","output":[1.0]}}')
+    for batch in ([Batch.from_lines(lines, "j.jsonl")], [Batch.from_lines([line], "j.jsonl") for line in lines]):
+        done = run_inline([ParseLines(fields=list(SUMMARY_FIELDS), whole_types=list(SUMMARY_WHOLE_TYPES))], batch)
+        assert len(done.records) == len(lines)
+        for event, line in zip(done.records, lines, strict=True):
+            whole = exactjson.loads(line)
+            if event["type"] not in SUMMARY_WHOLE_TYPES:
+                continue
+            assert exactjson.typed_equal(event["payload"], whole["payload"])
+            kept, written = (exactjson.dumps(value["payload"], option=orjson.OPT_SORT_KEYS) for value in (event, whole))
+            assert kept == written
+            assert call_print(event["payload"]) == call_print(whole["payload"])
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
