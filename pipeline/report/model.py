@@ -103,8 +103,9 @@ ERROR_FIELDS = ("error", "message", "reason", "code")  # the payload fields erro
 SUMMARY_FIELDS = ("seq", "timestamp", "type", "runId", "synthetic", "payload.usage", "payload.status",
                   *(f"payload.{key}" for key in (*CALL_FIELDS, *ERROR_FIELDS)), *OUTCOME_FIELDS)
 # The types of the events whose payload a summary reads whole (``parse``'s ``whole_types``): a call, whose whole payload
-# tells a new call of an id used again from that call written again (``toolcalls.call_print``, ``OpenCalls.written_again``).
-SUMMARY_WHOLE_TYPES = tuple(sorted(CALLED))
+# tells a new call of an id used again from that call written again (``toolcalls.call_print``, ``OpenCalls.written_again``),
+# under its aliases too (read as a tool_called: ``CANONICAL_TYPES``).
+SUMMARY_WHOLE_TYPES = tuple(sorted(CALLED | {old for old, new in CANONICAL_TYPES.items() if new in CALLED}))
 HEAL_LOG_SUFFIX = ".heal-log.json"
 _ARTIFACT_SUFFIXES = (".healed.json", ".artifact.json", ".json")
 

@@ -11,6 +11,9 @@ import orjson
 import pytest
 from conftest import run_replay
 
+from replay.pipeline.model.toolcalls import CALLED
+from replay.pipeline.report.model import CANONICAL_TYPES
+
 FIRST = b'{"callId":"c1","toolName":"bash","args":{"a":1,"b":[1,"x"]}}'
 # (a later call of the answered id c1: its payload as written, and the calls the report counts: the seq of each)
 CASES = {
@@ -26,6 +29,7 @@ CASES = {
     "another argument": (b'{"callId":"c1","toolName":"bash","args":{"a":2,"b":[1,"x"]}}', [2, 4]),
 }
 # numbers a double does not hold, each against another one a double reads as the same: another call all the same
+CALL_ALIASES = {old for old, new in CANONICAL_TYPES.items() if new in CALLED}
 NUMBERS = {
     "a decimal beyond a double": (b"0.1", b"0.1000000000000000000001", [2, 4]),
     "one decimal beyond a double, written two ways": (b"0.1000000000000000000001", b"0.10000000000000000000010", [2, 4]),
@@ -39,16 +43,16 @@ NUMBERS = {
 }
 
 
-def _journal(tmp_path: Path, first: bytes, again: bytes) -> Path:
+def _journal(tmp_path: Path, first: bytes, again: bytes, called: str = "tool_called") -> Path:
     """A run: a call of id c1 of payload ``first`` answered, then a call of that id of payload ``again`` (the text
-    as written), answered too."""
+    as written), answered too; the calls of type ``called``."""
     def line(seq: int, kind: str, payload: bytes) -> bytes:
         return (b'{"seq":%d,"timestamp":"2026-03-01T12:00:%02dZ","type":"%s","runId":"r1","payload":%s}\n'
                 % (seq, seq, kind.encode(), payload))
 
     path = tmp_path / "calls.jsonl"
-    path.write_bytes(b"".join([line(1, "run_started", b"{}"), line(2, "tool_called", first),
-                               line(3, "tool_completed", b'{"callId":"c1"}'), line(4, "tool_called", again),
+    path.write_bytes(b"".join([line(1, "run_started", b"{}"), line(2, called, first),
+                               line(3, "tool_completed", b'{"callId":"c1"}'), line(4, called, again),
                                line(5, "tool_completed", b'{"callId":"c1"}'), line(6, "run_completed", b"{}")]))
     return path
 
@@ -77,3 +81,13 @@ def test_numbers_a_double_does_not_hold_tell_calls_apart_as_written(tmp_path: Pa
     first, again, calls = NUMBERS[case]
     payload = b'{"callId":"c1","toolName":"bash","args":{"n":%s}}'
     assert _counted(_journal(tmp_path, payload % first, payload % again)) == [calls, calls]
+
+
+@pytest.mark.parametrize("called", sorted(CALL_ALIASES))
+@pytest.mark.parametrize("case", ["keys in another order", "another argument", "1.0 for 1"])
+def test_a_call_under_an_alias_of_tool_called_is_told_apart_as_a_tool_called_is(tmp_path: Path, called: str, case: str):
+    """The report reads an alias (``tool_start``, ``tool_use``, ...) as the tool_called heal renames it to: its whole
+    payload tells a call written again from a new call of its id, as for a tool_called (a new call was counted as the
+    same one when only the fields a summary reads were kept of it)."""
+    again, calls = CASES[case]
+    assert _counted(_journal(tmp_path, FIRST, again, called)) == [calls, calls]

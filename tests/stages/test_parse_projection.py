@@ -66,7 +66,7 @@ EXTRA = [{"durationMs": 12}, {"durationMs": 1.5}, {"durationMs": -1}, {"duration
 # a call's arguments: a call of an id answered already with others is a new call (``OpenCalls.written_again``)
 ARGS = [{"args": {"cmd": "ls"}}, {"args": {"cmd": "pwd"}}, {"arguments": {"n": 1}}, {"arguments": {"n": 1.0}}, {}]
 TYPES = ["run_started", "tool_called", "tool_completed", "tool_failed", "run_failed", "run_completed",
-         "assistant_message", "user_message", 5, ""]
+         "assistant_message", "user_message", 5, "", "tool_start", "tool_use", "tool_end"]  # (and aliases)
 RECORDS = [{"$record": "run", "runId": "r1", "artifactId": "a", "framework": "f", "prompt": "p", "status": "error",
             "error": {"code": "X", "message": "y"}, "usage": {"inputTokens": 4}},
            {"$record": "heal", "runId": "r1", "summary": {"total": 2, "byRule": {"alias": 2}}},
@@ -109,6 +109,15 @@ REUSED = b"".join(orjson.dumps({"seq": n, "timestamp": f"2026-03-01T12:00:0{n}Z"
 def test_a_call_of_an_answered_id_with_other_arguments_is_a_new_call_in_a_projected_summary():
     [summary], _ = summaries(REUSED, list(SUMMARY_FIELDS), 7, SUMMARY_WHOLE_TYPES)
     assert summary["toolCalls"]["total"] == 2, summary["toolCalls"]
+
+
+@pytest.mark.parametrize("alias", ["tool_start", "tool_use", "tool_call"])
+def test_a_call_under_an_alias_of_an_answered_id_with_other_arguments_is_a_new_call_too(alias: str):
+    """A summary reads an alias of tool_called as a tool_called (``CANONICAL_TYPES``): its whole payload is kept too."""
+    data = REUSED.replace(b'"tool_called"', b'"%s"' % alias.encode())
+    [summary], _ = summaries(data, list(SUMMARY_FIELDS), 7, SUMMARY_WHOLE_TYPES)
+    assert summary["toolCalls"]["total"] == 2, summary["toolCalls"]
+    assert_same_report(data)
 
 
 @st.composite
