@@ -148,8 +148,10 @@ PIECE_CODES = frozenset({"E_JSONL_LINE_INVALID", "E_JSONL_LINE_TORN", "E_EVENT_N
 
 
 def has_marks(text: bytes) -> bool:
-    """May the lines ``text`` holds have a dropped record of `replay read` among them (one search)?"""
-    return _MARK in text
+    """May the lines ``text`` holds have a dropped record of `replay read` among them? A ``$`` is looked for first (one
+    memchr: the whole mark, which ends in a byte as common as ``,``, is searched for at a fifth of that speed), the mark
+    only where there is one."""
+    return b"$" in text and _MARK in text
 
 
 def opens_with_source(first: bytes | None) -> bool:
