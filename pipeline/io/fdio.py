@@ -274,10 +274,13 @@ class GunzipReader:
                 self.pending = self._up_to_the_refusal(data)
                 continue
             self.started = True
-            self.tail = self.inflate.unconsumed_tail
-            self.fed += len(data) - len(self.tail)
             if self.inflate.eof:  # a member ended; another may follow
-                self._next_member()
+                # what came after its end is ``unused_data``, all of it: zlib may leave those bytes in
+                # ``unconsumed_tail`` too (a call fed a size-limited call's leftover), and they are to be read once
+                self._next_member(len(data), self.inflate.unused_data)
+            else:
+                self.tail = self.inflate.unconsumed_tail
+                self.fed += len(data) - len(self.tail)
             if out:
                 return out
 
@@ -293,11 +296,12 @@ class GunzipReader:
         self.failure = None
         return True
 
-    def _next_member(self) -> None:
+    def _next_member(self, given: int, rest: bytes) -> None:
+        """A member ended in the ``given`` compressed bytes a call had; ``rest``, the bytes of them after its end, are
+        the next member's to read."""
         self.members += 1
-        rest = self.inflate.unused_data
-        self.fed -= len(rest)
-        self.tail = rest + self.tail
+        self.fed += given - len(rest)
+        self.tail = rest
         self.inflate = zlib.decompressobj(wbits=31)
         self.started = False
 
@@ -315,9 +319,7 @@ class GunzipReader:
                 return bytes(out)
             self.started = True
             if self.inflate.eof:
-                self.fed += at + 1
-                self.tail = data[at + 1:]
-                self._next_member()
+                self._next_member(len(data), data[at + 1:])
                 return bytes(out)
         raise AssertionError("zlib refused the chunk whole but took each of its bytes")  # pragma: no cover
 
