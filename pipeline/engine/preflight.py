@@ -29,6 +29,16 @@ STDIO = "-"
 A_FILE = "a file path, or '-' for stdout"  # what an output option takes
 
 
+def _a_folder(target: str) -> str | None:
+    """How the output path ``target`` names a folder, not a file to write (None when it does not): one there, or a path
+    that ends in a slash (a folder whether there or not: writing it would fail with "Is a directory" at the end)."""
+    if os.path.isdir(target):
+        return "is a directory"
+    if target.endswith("/"):
+        return "names a directory (it ends in `/`)"
+    return None
+
+
 def preflight(stages: Iterable[Stage], read: Iterable[str] = (), probed: set[Path] | None = None) -> None:
     """Run before any task of a graph starts, on the stages that are about to run; ``read``: other files the
     command read (the graph's config), which no stage may write over either; ``probed``: the folders outputs were
@@ -47,15 +57,15 @@ def preflight(stages: Iterable[Stage], read: Iterable[str] = (), probed: set[Pat
             if target == "":
                 raise stage.refuse_empty(option, names="file", expected=_an_output(_stdout_taken(stage, stages)),
                                          example="out.jsonl")
-            if _local(target) and os.path.isdir(target):
+            if _local(target) and (folder := _a_folder(target)):
                 subject, path = stage.named(option)
                 taken = _stdout_taken(stage, stages)
                 if option in stage.flags:  # as the user typed it
-                    message = f"{subject} {target!r} is a directory"
+                    message = f"{subject} {target!r} {folder}"
                     fix = (f"Give {subject} a file to write ({'or `-` for stdout' if taken is None else f'not `-`: {taken}'}), "
                            f"e.g. `{subject} out.jsonl`.")
                 else:
-                    message, fix = f"{subject} has the output {target!r}, which is a directory", (
+                    message, fix = f"{subject} has the output {target!r}, which {folder}", (
                         "Name a file to write" + (", or `-` for stdout" if taken is None else f" (not `-`: {taken})")
                         + (f", in its `{option}`." if option is not None else "."))
                 raise ReplayError(code_for(stage, option), message, path=path, received=target,

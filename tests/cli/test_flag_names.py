@@ -37,6 +37,31 @@ def test_an_output_flag_naming_a_folder_is_named_by_the_flag(tmp_path: Path, arg
     assert "stage" not in error["message"] and f"`{flag} " in error["howToFix"]
 
 
+@pytest.mark.parametrize(("args", "flag"), [
+    (["heal", "--log", "logs/", str(TWO_RUNS)], "--log"),
+    (["write", "--out", "newdir/", str(TWO_RUNS)], "--out"),
+    (["report", "--out", "pages/", str(TWO_RUNS)], "--out"),
+])
+def test_an_output_flag_naming_a_folder_not_there_by_its_slash_is_refused_before_anything_runs(
+        tmp_path: Path, args: list[str], flag: str):
+    """`--out newdir/` was let through, and writing it failed at the end ("Is a directory", E_OUTPUT_WRITE_FAILED naming
+    the path, not the flag): a path that ends in a slash names a folder whether it is there or not."""
+    error = only_error(*args, cwd=tmp_path)
+    target = args[args.index(flag) + 1]
+    assert (error["path"], error["message"]) == (flag, f"{flag} {target!r} names a directory (it ends in `/`)"), error
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_stage_output_naming_a_folder_by_its_slash_is_refused_at_its_option(tmp_path: Path):
+    config = tmp_path / "log.toml"
+    config.write_text('[stages.read]\ntype = "read"\n[stages.parse]\ntype = "parse"\ninputs = ["read"]\n'
+                      '[stages.log]\ntype = "write"\npath = "folder/"\ninputs = ["parse"]\n')
+    error = only_error("run", str(config), str(TWO_RUNS), cwd=tmp_path)
+    assert (error["path"], error["message"]) == (
+        "stages.log.path", "stage 'log' has the output 'folder/', which names a directory (it ends in `/`)"), error
+    assert not (tmp_path / "folder").exists()
+
+
 def test_an_output_naming_a_folder_is_not_told_to_be_dash_when_stdout_is_taken(tmp_path: Path):
     """`--log DIR` was told "a file path, or '-' for stdout" (and `--log -` is then refused: the healed stream is on
     stdout), though `--log ''` beside it was not: the folder's refusal offers '-' only where nothing else writes stdout."""
