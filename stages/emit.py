@@ -86,7 +86,7 @@ class EmitArtifacts(Sink):
         return ["-"] if self.config["summary"] else []  # the per-run files are named as the runs arrive
 
     def output_folders(self) -> list[tuple[str | None, str]]:
-        return [(key, str(folder)) for key, folder in self._folders().items() if folder is not None]
+        return [(key, self.config[key] or str(folder)) for key, folder in self._folders().items() if folder is not None]
 
     def _folders(self) -> dict[str, Path | None]:
         """The folders it writes into; without --out, the folder of today's runs (a run is dated when it starts)."""

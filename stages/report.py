@@ -87,6 +87,8 @@ class RenderReport(Sink):
         self.streamed: Streamed | None = None  # text and json: each run rendered as it comes, not spooled
         self.format = report_format(self.config["format"], self.config["path"])  # (auto: the path's extension says)
 
+    url_outputs = frozenset({"path"})
+
     def outputs(self) -> list[tuple[str | None, str]]:
         return [("path", self.config["path"])]
 

@@ -112,6 +112,8 @@ class WriteHealed(Sink):
     def output_files(self) -> list[str]:
         return ["-"]  # one line per input written; the files are planned in preflight
 
+    url_outputs = frozenset({"out_dir", "write_dir"})
+
     def output_folders(self) -> list[tuple[str | None, str]]:
         option = "write_dir" if self.config["write_dir"] else "out_dir"
         return [(option, self.config[option])]

@@ -49,6 +49,7 @@ def preflight(stages: Iterable[Stage], read: Iterable[str] = (), probed: set[Pat
     of_a_command = any(stage.flags for stage in stages)  # (else a config the user wrote: every stage is theirs)
     for stage in stages:
         _refuse_unnameable(stage)  # (first: the stage's own preflight looks at its outputs on disk)
+        _refuse_urls(stage)
         try:
             stage.preflight(inputs)
         except ReplayError as exc:  # a refusal of one of its options, named as the user gave it
@@ -221,6 +222,19 @@ def _refuse_folders(stages: list[Stage]) -> None:
         folders = [folder for stage in stages for folder in stage.input_folders()]
         if folders:
             raise one_file[0].folder_refused(folders[0])
+
+
+def _refuse_urls(stage: Stage) -> None:
+    """An output (a file or a folder) that is a URL where the stage writes local paths only (``Stage.url_outputs``):
+    refused, not written into a local folder named ``s3:`` (as the URL would be taken for a path)."""
+    for option, target in [*stage.outputs(), *stage.output_folders()]:
+        if "://" in target and option not in stage.url_outputs:  # (as ``_local`` tells a URL)
+            subject, path = stage.named(option)
+            raise ReplayError(
+                code_for(stage, option), f"{subject} {target!r} is a URL, and {subject} writes local paths only",
+                path=path, received=target, expected="a local path",
+                howToFix=f"Give {subject} a path on this machine. URLs (fsspec: s3://, gcs://, file://, ...) are written "
+                         "by `report --out` and `heal --in PATH --out DIR`.")
 
 
 def _refuse_two_writers_of_one_target(stages: list[Stage]) -> None:

@@ -147,6 +147,10 @@ class Stage:
     # the output of a stage that passes several on) is refused (``Graph.validate``). Only a stage that takes each batch
     # on its own (``select``, ``write``, and of heal's rules ``alias`` and ``normalize_payload``) says False: it may take several, and then passes on (or writes) them mixed.
     keeps_run_state: ClassVar[bool] = True
+    # The options whose output (a file or a folder: ``outputs``, ``output_folders``) may be an fsspec URL, written through
+    # ``io.remote`` (``report``'s path, heal's folder); any other output that is a URL is refused before anything runs,
+    # not written as a local path that begins with ``s3:`` (``preflight``).
+    url_outputs: ClassVar[frozenset[str]] = frozenset()
     # A stage that logs, on its ``repairs`` port, the joins ``join_split_records`` hands on with their lines
     # (``Batch.rejoined``) as they pass it (``parse``): a join whose lines reach one leaves its logging to it.
     logs_joins: ClassVar[bool] = False

@@ -215,3 +215,30 @@ def test_a_config_that_leaves_a_required_option_out_is_still_named_by_its_stage(
     assert done.returncode == 2, done.stderr
     [error] = errors_of(done.stderr)
     assert (error["code"], error["path"]) == ("E_CONFIG_OPTION_INVALID", "stages.write.out_dir"), error
+
+
+@pytest.mark.parametrize(("args", "flag"), [
+    (["write", "--out", "file:///{dir}/out.jsonl", str(TWO_RUNS)], "--out"),
+    (["heal", "--log", "s3://bucket/log.json", str(TWO_RUNS)], "--log"),
+    (["capture", "--runner", str(EXAMPLES / "runners" / "broken_trace_runner.py"), "--out", "s3://bucket/caps", "p"], "--out"),
+    (["incident", "import", str(EXAMPLES / "incidents" / "refund-export.json"), "--out", "s3://bucket/inc"], "--out"),
+])
+def test_an_output_flag_that_writes_local_paths_refuses_a_url(tmp_path: Path, args: list[str], flag: str):
+    """`write --out s3://b/x` wrote a local folder `s3:` (the URL taken for a path), exit 0: an upload that never
+    happened. Only `report --out` and heal's folder are written through fsspec; any other output that is a URL is
+    refused before anything runs."""
+    args = [a.format(dir=tmp_path) for a in args]
+    error = only_error(*args, cwd=tmp_path)
+    target = args[args.index(flag) + 1]
+    assert (error["path"], error["received"]) == (flag, target), error
+    assert error["message"] == f"{flag} {target!r} is a URL, and {flag} writes local paths only", error
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_write_stage_of_a_config_refuses_a_url_at_its_option(tmp_path: Path):
+    config = tmp_path / "w.toml"
+    config.write_text('[stages.read]\ntype = "read"\n[stages.parse]\ntype = "parse"\ninputs = ["read"]\n'
+                      '[stages.w]\ntype = "write"\npath = "s3://bucket/x.jsonl"\ninputs = ["parse"]\n')
+    error = only_error("run", str(config), str(TWO_RUNS), cwd=tmp_path)
+    assert (error["path"], error["code"]) == ("stages.w.path", "E_CONFIG_OPTION_INVALID"), error
+    assert [p.name for p in tmp_path.iterdir()] == ["w.toml"]
