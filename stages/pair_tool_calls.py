@@ -10,13 +10,19 @@ with neither, the latest open call without an id.
   ``moved``), with any result of that id written again after it that waited too; report pairs the two so (``toolcalls.
   CallPairing``);
 - an orphaned result (one whose call never came: none by the run's end, or by a pause of a live input, or once more
-  than ``MAX_WAITING`` results or ``MAX_WAITING_BYTES`` wait, the oldest) is dropped; the log keeps the whole event
+  than ``MAX_WAITING`` records or ``MAX_WAITING_BYTES`` wait, the oldest) is dropped; the log keeps the whole event
   (``original``), so nothing is lost. A result without a call id that answers no call is not judged (nothing names
   the call it lacks): it is kept;
 - a dangling call (a ``tool_called``, with a call id or without, with no result by the end of its run) gets a
-  synthetic ``tool_unanswered`` event at the run's end, before its terminal event (a call without an id is marked by
-  its tool name, which the mark answers it by; the marks in the order that pairs each with its call again:
-  ``_mark_order``): it says that no result
+  synthetic ``tool_unanswered`` event right before the run's terminal event, the first one it was open at: that
+  event, when calls are open at it, waits with what follows it in the run (under ``ENDED``, bounded with the results
+  that wait) until the run's end decides which are still open: a result after it answers its call (no mark; the
+  result stays after the end, where heal leaves what a run goes on with); a result that answers nothing is the
+  orphan it was; a mark never ends up after the end when what followed the end goes elsewhere (a run_started that
+  ensure_run_started moves to the run's start, an orphan dropped here). The run's end, a pause of a live input, or the bound decides (``_decide``: a pause and the bound as if the run
+  ended there). A call open at no terminal event (the run has none, or the call came after it) is marked at the run's
+  end. A call without an id is marked by its tool name, which the mark answers it by; the marks in the order that
+  pairs each with its call again: ``_mark_order``. A mark says that no result
   was recorded, and never invents one. A ``tool_unanswered`` already in the stream closes its call, so
   healing healed output adds nothing. A
   ``tool_called`` of an id still open, or answered with the same payload, is that call written again; one of an
@@ -48,9 +54,10 @@ from replay.pipeline.model.toolcalls import (
 )
 from replay.stages.ensure_run_started import synthetic_event
 
-MAX_WAITING = 10_000  # results of a run held for a call not come yet, at most (past it, the oldest is an orphan)
+MAX_WAITING = 10_000  # records of a run held (results for a call not come yet, what follows its end), at most
 MAX_WAITING_BYTES = 8 << 20  # and the most they may come to
 PLACE_KEYS = ("turn", "step")  # where in the run a call was made (a mapped log's model call): its mark is placed there too
+ENDED: Any = object()  # (the key the run's terminal event, and what follows it, wait under: ``_wait``)
 _JUDGED = CALLED | RESULTS | TERMINAL_TYPES | {TOOL_UNANSWERED}
 _NOT_KNOWN = ("the run has none, or it was on a line that could not be read", "")  # (``_why_none``: no line tells)
 
@@ -72,14 +79,18 @@ class PairToolCalls(RunScoped):
 
     def begin_run(self, run: Run) -> None:
         calls: OpenCalls[dict[str, Any]] = OpenCalls()
-        # made: the run's calls so far (their order); waiting: the results taken out for a call of their id not come
-        # yet, by id (oldest first), and what they come to
-        run.state.update(calls=calls, last=None, last_line=None, made=0, waiting={}, waiting_bytes=0, waiting_count=0)
+        # made: the run's calls so far (their order); waiting: what is taken out of the stream for now, by key (the
+        # oldest first): the results of a call id not made yet, by id; ``ENDED``, the run's terminal event and what
+        # follows it; and what they come to; ends: the terminal events waiting, each (where it is among them, the
+        # calls made by then, the run's time then)
+        run.state.update(calls=calls, last=None, last_line=None, made=0, waiting={}, waiting_bytes=0, waiting_count=0,
+                         ends=[])
 
     def on_events(self, batch: Batch, start: int, end: int) -> None:
         events = batch.events
         assert events is not None and self.run is not None
         state = self.run.state
+        before = state["last"]  # (the run's latest time before this stretch: a terminal event's in it, for its marks)
         for i in range(end - 1, start - 1, -1):  # the run's latest time so far, for the marks at its end
             stamp = events[i].get("timestamp")
             if stamp is not None:
@@ -88,22 +99,52 @@ class PairToolCalls(RunScoped):
         lines = [n for n in batch.lines[start:end] if n is not None]
         if lines:  # the run's last line so far (in its input), for the lines left out after a call
             state["last_line"] = max(lines) if state["last_line"] is None else max(state["last_line"], *lines)
-        for i in [i for i in range(start, end) if event_type(events[i]) in _JUDGED]:
-            self._judge(batch, i, events[i], i == end - 1)
+        waiting = state["waiting"]
+        after = start  # (where the events begin that follow a terminal event that waits)
+        if ENDED not in waiting:
+            for i in [i for i in range(start, end) if event_type(events[i]) in _JUDGED]:
+                self._judge(batch, i, events[i], start, before)
+                if ENDED in waiting:  # (the run's end came with calls open: what follows it waits too)
+                    after = i + 1
+                    break
+            else:
+                return
+        for k in range(after, end):  # (each event of the run waits after the terminal event, while it waits)
+            if event_type(events[k]) in _JUDGED:
+                self._judge(batch, k, events[k], start, before)
+            elif ENDED in waiting:
+                self._wait(batch, k, ENDED)
 
-    def _judge(self, batch: Batch, i: int, event: dict[str, Any], last: bool) -> None:
+    def on_record(self, batch: Batch, i: int, record: dict[str, Any]) -> None:
+        """A record of the run after its terminal event that waits (a heal record of an earlier heal) waits after it,
+        in its place."""
+        if self.run is not None and ENDED in self.run.state["waiting"]:
+            self._wait(batch, i, ENDED)
+        else:
+            super().on_record(batch, i, record)
+
+    def _judge(self, batch: Batch, i: int, event: dict[str, Any], start: int, before: Any) -> None:
         state = self.run.state  # type: ignore[union-attr]
         etype = event_type(event)
+        ended = ENDED in state["waiting"]
+        calls: OpenCalls[dict[str, Any]] = state["calls"]
         if etype in TERMINAL_TYPES:
-            # the unanswered marks go before the run's end: a terminal event that may be its last waits for them (if
-            # the run goes on after it, it comes back before the run's next event: where it was)
-            if state["calls"] and last:
-                self.hold(batch, i)
+            # the run ends here with calls open: the terminal event waits, with what follows it in the run, until the
+            # run's end decides which are still open (a result after it may answer one): their marks go right before
+            # it (``_decide``); one the run goes on after stays in its place
+            if calls or ended:
+                events = batch.events
+                assert events is not None
+                stamp = next((t for k in range(i, start - 1, -1) if (t := events[k].get("timestamp")) is not None),
+                             before)
+                state["ends"].append((len(state["waiting"].get(ENDED, ())), state["made"], stamp))
+                self._wait(batch, i, ENDED)
             return
         payload = event.get("payload")
         cid = call_id(payload)
-        calls: OpenCalls[dict[str, Any]] = state["calls"]
         if etype in CALLED:
+            if ended:
+                self._wait(batch, i, ENDED)
             if not calls.written_again(cid, payload):
                 state["made"] += 1
                 name = tool_name(payload)
@@ -115,43 +156,69 @@ class PairToolCalls(RunScoped):
                     self._move_after(batch, i, event, cid)
             return
         if cid is not None and (calls.close_id(cid) is not None or cid in calls.answered):
-            return  # (its call's result, or the result of an answered call written again)
-        if cid is not None and etype != TOOL_UNANSWERED and cid in state["waiting"]:
+            pass  # (its call's result, or the result of an answered call written again)
+        elif cid is not None and etype != TOOL_UNANSWERED and cid in state["waiting"]:
             self._wait(batch, i, cid)  # (that result written again, before the call too: it goes with it)
             return
-        if calls.close(cid, tool_name(payload)) is not None:
-            return  # (a call without an id: of its tool, or the latest)
-        if etype == TOOL_UNANSWERED:
+        elif calls.close(cid, tool_name(payload)) is not None:
+            pass  # (a call without an id: of its tool, or the latest)
+        elif etype == TOOL_UNANSWERED:
             if cid is not None:  # (a mark of a call not open: its results are not orphans)
                 calls.answered.setdefault(cid, call_print(payload))
         elif cid is not None:
             self._wait(batch, i, cid)  # (its call may come later in the run: the runner wrote them out of order)
+            return
+        if ended:
+            self._wait(batch, i, ENDED)
 
-    def _wait(self, batch: Batch, i: int, cid: str) -> None:
-        """Take result ``i`` of call id ``cid`` out of the stream until a call of that id comes; past ``MAX_WAITING``
-        results or ``MAX_WAITING_BYTES`` waiting, those of the id that waits longest are orphans."""
+    def _wait(self, batch: Batch, i: int, key: Any) -> None:
+        """Take record ``i`` out of the stream to wait under ``key``: a call id, until a call of that id comes; or
+        ``ENDED``, until the run's end decides the marks that go before its terminal event. Past ``MAX_WAITING``
+        records or ``MAX_WAITING_BYTES`` waiting, what waits longest is decided: the results of an id are orphans, the
+        run's end is decided as at a pause (``_decide``) and goes back where it was."""
         state = self.run.state  # type: ignore[union-attr]
         column = self.take_out(batch, i)
-        self._dropped += 1  # (gone unless its call comes: a run of nothing else vanishes, ``RunScoped._keep_apart``)
-        state["waiting"].setdefault(cid, []).append(column)
+        if key is not ENDED:
+            self._dropped += 1  # (gone unless its call comes: a run of nothing else vanishes, ``RunScoped._keep_apart``)
+        state["waiting"].setdefault(key, []).append(column)
         state["waiting_count"] += 1
         state["waiting_bytes"] += column_bytes(column)
         while state["waiting_count"] > MAX_WAITING or state["waiting_bytes"] > MAX_WAITING_BYTES:
-            self._orphaned(state, next(iter(state["waiting"])))
+            oldest = next(iter(state["waiting"]))
+            if oldest is ENDED:
+                self._put_back_after(batch, i, self._decide(self.run))  # type: ignore[arg-type]
+            else:
+                self._orphaned(state, oldest)
 
-    def _move_after(self, batch: Batch, i: int, call: dict[str, Any], cid: str) -> None:
-        """The call at column ``i`` is the one the results of ``cid`` waited for: they go right after it, in their
-        order (the first answers it; any after it is that result written again)."""
-        state = self.run.state  # type: ignore[union-attr]
-        columns = state["waiting"].pop(cid)
-        state["waiting_count"] -= len(columns)
-        state["waiting_bytes"] -= sum(map(column_bytes, columns))
-        self._dropped -= len(columns)
-        state["calls"].close_id(cid)
+    def _put_back_after(self, batch: Batch, i: int, columns: list[Column]) -> None:
+        """Put ``columns`` back right after column ``i`` (before the run's next event or record, or at the batch's end
+        when the input waits, when ``i`` ends its batch)."""
         if i + 1 < len(batch):
             self.put_back(columns, i + 1)
         else:
-            self.put_back(columns)  # (before the run's next event, or the batch's end when the input waits)
+            self.put_back(columns)
+
+    def _unwait(self, state: dict[str, Any], key: Any) -> list[Column]:
+        """What waits under ``key`` (``_wait``), no longer waiting."""
+        columns = state["waiting"].pop(key, [])
+        state["waiting_count"] -= len(columns)
+        state["waiting_bytes"] -= sum(map(column_bytes, columns))
+        return columns
+
+    def _move_after(self, batch: Batch, i: int, call: dict[str, Any], cid: str) -> None:
+        """The call at column ``i`` is the one the results of ``cid`` waited for: they go right after it, in their
+        order (the first answers it; any after it is that result written again); after the run's terminal event that
+        waits, they wait after the call."""
+        state = self.run.state  # type: ignore[union-attr]
+        columns = self._unwait(state, cid)
+        self._dropped -= len(columns)
+        state["calls"].close_id(cid)
+        if ENDED in state["waiting"]:  # (the call waits there too, last)
+            state["waiting"][ENDED].extend(columns)
+            state["waiting_count"] += len(columns)
+            state["waiting_bytes"] += sum(map(column_bytes, columns))
+        else:
+            self._put_back_after(batch, i, columns)
         for column in columns:
             result = column[0]
             self.repair("moved", f"{event_type(result)} for call {cid!r} came before its tool_called (seq "
@@ -162,42 +229,64 @@ class PairToolCalls(RunScoped):
         """The results of ``cid`` that waited for their call (``state``: their run's) are orphans: no tool_called of the
         run made it (by its end, or a pause of its input), or they waited longest when too many did. Dropped, each
         logged whole."""
-        columns = state["waiting"].pop(cid)
-        state["waiting_count"] -= len(columns)
-        state["waiting_bytes"] -= sum(map(column_bytes, columns))
-        for column in columns:
+        for column in self._unwait(state, cid):
             event = column[0]
             self.repair("dropped", f"{event_type(event)} for call {cid!r}, which no tool_called of the run made: an "
                         "orphaned result", **column_position(column), field="payload.callId", value=cid,
                         seqBefore=event.get("seq"), original=event)
 
+    def _orphans(self, state: dict[str, Any]) -> None:
+        """The results that wait for their call are orphans (the run ends, or its input waits)."""
+        for cid in [key for key in state["waiting"] if key is not ENDED]:
+            self._orphaned(state, cid)
+
     def at_pause(self, run: Run) -> list[Column]:
         """The input waits: the results that wait for their call are orphans (a live stream is not held back for a call
-        that may come much later), and results moved after a call that ended the batch go at its end. After the run's
-        terminal event, held for the marks of the calls still open: decided as if the run ended there (the marks, then
-        the terminal event), not held until the next run begins. A result of one of those calls that still comes is no
-        orphan (its call is answered: marked)."""
-        for cid in list(run.state["waiting"]):
-            self._orphaned(run.state, cid)
-        if not self._held or not [1 for column in self._held if event_type(column[0]) in TERMINAL_TYPES]:
-            held, self._held = self._held, []
-            return held
+        that may come much later), and results moved after a call that ended the batch go at its end. The run's
+        terminal event that waits, and what followed it, are decided as if the run ended there (``_decide``: the marks,
+        then the terminal event), not held until the run ends; a result of a call marked that still comes is no orphan
+        (its call is answered: marked)."""
+        self._orphans(run.state)
         held, self._held = self._held, []
-        calls: OpenCalls[dict[str, Any]] = run.state["calls"]
-        marks = self.end_run(run)
-        calls.close_all()
-        run.state["calls"] = calls
-        return [*map(invented, marks), *held]
+        return [*held, *self._decide(run)] if ENDED in run.state["waiting"] else held
 
     def end_run(self, run: Run) -> list[dict[str, Any]]:
-        for cid in list(run.state["waiting"]):  # (no call of their id came)
-            self._orphaned(run.state, cid)
+        self._orphans(run.state)  # (no call of their id came)
+        # (after the results moved after the run's last event, a call, still held (``_move_after``): as they go when
+        # the call is not its batch's last)
+        self.put_back(self._decide(run))
+        run.state["calls"] = OpenCalls()
+        return []
+
+    def _decide(self, run: Run) -> list[Column]:
+        """The run's end, decided (the run ends, its input waits, or too much waits): the calls still open are marked
+        (each logged), those made before a terminal event that waits right before it (the first such one after them),
+        the others after all that waited; then every call is answered (a result of one that still comes answers a call
+        marked: no orphan). The columns, in order: what waited after the run's terminal event, with the marks."""
+        state = run.state
+        waited, ends = self._unwait(state, ENDED), state["ends"]
+        state["ends"] = []
+        calls: OpenCalls[dict[str, Any]] = state["calls"]
+        left = sorted(calls, key=_mark_order)
+        out: list[Column] = []
+        at = 0
+        for where, made, stamp in ends:
+            out += waited[at:where]
+            at = where
+            out += map(invented, self._marks(run, [c for c in left if c["made"] <= made], stamp))
+            left = [c for c in left if c["made"] > made]
+        out += waited[at:]
+        out += map(invented, self._marks(run, left, state["last"]))
+        calls.close_all()
+        return out
+
+    def _marks(self, run: Run, calls: list[dict[str, Any]], stamp: Any) -> list[dict[str, Any]]:
+        """The marks of open calls ``calls`` (in their order: ``_mark_order``), stamped ``stamp``, each logged."""
         marks = []
-        calls: OpenCalls[dict[str, Any]] = run.state["calls"]
-        for call in sorted(calls, key=_mark_order):
+        for call in calls:
             cid, name = call["callId"], call["toolName"]
             why, dropped = self._why_none(run, call)
-            marks.append({**synthetic_event(TOOL_UNANSWERED, run, run.state["last"], None, {
+            marks.append({**synthetic_event(TOOL_UNANSWERED, run, stamp, None, {
                 **({"callId": cid} if cid is not None else {}), "toolName": name, "status": "unanswered",
                 "reason": f"{UNANSWERED_MESSAGE} (none is invented): {why}",
             }), **call["place"]})
@@ -207,12 +296,6 @@ class PairToolCalls(RunScoped):
             self.repair("inserted", f"tool call {named}: {UNANSWERED_MESSAGE}"
                         f"{dropped}; marked it {TOOL_UNANSWERED}", field="type", value=TOOL_UNANSWERED,
                         seqBefore=call.get("seq"), **where)
-        run.state["calls"] = OpenCalls()
-        if marks and self._held and not [1 for column in self._held if event_type(column[0]) in TERMINAL_TYPES]:
-            # the results moved after the run's last event, a call (``_move_after``), are still held (and the records
-            # after them): the marks go after them all, as they do when the call is not its batch's last
-            self.put_back([*map(invented, marks)])
-            return []
         return marks
 
     def _why_none(self, run: Run, call: dict[str, Any]) -> tuple[str, str]:

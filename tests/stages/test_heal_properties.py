@@ -106,10 +106,7 @@ def test_heal_does_not_depend_on_batch_boundaries(records: list[dict[str, Any]],
                   dict(OTHER_RECORDS[0])])  # (the heal record of an earlier heal)
 @example(records=[{"timestamp": "2026-03-01T12:00:00.000Z", "type": "tool_called"},
                   {"timestamp": "2026-03-01T12:00:01.000Z", "type": "run_complete"},
-                  {"timestamp": "2026-03-01T12:00:02.000Z", "type": "run_started"}]).xfail(
-    raises=AssertionError, reason="known bug (make test found it): a run_started after the run's terminal event keeps the run "
-                        "going for pair_tool_calls, so an open call's mark goes after that event; ensure_run_started "
-                        "then moves it to the front, and the mark is left after the terminal event")
+                  {"timestamp": "2026-03-01T12:00:02.000Z", "type": "run_started"}])  # (its call's mark went after the end)
 def test_healed_runs_are_canonical(records: list[dict[str, Any]]) -> None:
     result = heal_lines(lines_of(records))
     runs: list[list[dict[str, Any]]] = []  # as the healed stream is read back: cut at a run record or another runId

@@ -728,6 +728,95 @@ def test_a_terminal_event_the_run_goes_on_after_stays_where_it_was_however_the_b
                                                ("tool_unanswered", "c2"), ("run_failed", None))}
 
 
+CALL_C1 = {"callId": "c1", "toolName": "bash"}
+
+
+@pytest.mark.parametrize("size", [1, 2, 3])
+@pytest.mark.parametrize("after", [ev(3, "run_started"), ev(3, "tool_completed", payload={"callId": "c9"})],
+                         ids=["run_started", "orphan"])
+def test_the_mark_goes_before_the_end_when_what_follows_the_end_does_not_stay(size, after):
+    """A call open at the run's terminal event, then a run_started (ensure_run_started moves it to the run's start) or
+    an orphaned result (dropped): the mark went after it, at the run's end, and was left after the end (validate:
+    E_RUN_NOT_WHOLE). The terminal event now waits with what follows it, and the mark goes right before it."""
+    records = [ev(1, "tool_called", payload=CALL_C1), ev(2, "run_completed"), after]
+    result = heal_records(records, batch_size=size)
+    assert [e["type"] for e in events_of(result)] == ["run_started", "tool_called", "tool_unanswered", "run_completed"]
+    assert heal_lines(result.to_jsonl().splitlines(), batch_size=size).side.get("repairs", []) == []
+
+
+@pytest.mark.parametrize("size", [1, 2, 3, 4, 7])
+def test_a_result_after_the_end_answers_its_call_and_the_calls_still_open_are_marked_before_the_end(size):
+    """What follows the terminal event waits with it for the run's end: a result of an open call there answers it (no
+    mark: an answered call is never marked unanswered) and stays where it is, after the end; the call that none
+    answers is marked right before the end, whatever else follows it (a run_started moved to the run's start)."""
+    records = [ev(1, "tool_called", payload=CALL_C1), ev(2, "tool_called", payload={"callId": "c2", "toolName": "ls"}),
+               ev(3, "run_failed"), ev(4, "run_started"), ev(5, "user_message"),
+               ev(6, "tool_completed", payload={"callId": "c1"}), {"$record": "heal", "runId": "r1", "repairs": 1}]
+    result = heal_records(records, batch_size=size, summary=False)
+    assert [(r.get("type") or r["$record"], r.get("payload", {}).get("callId")) for r in result.records] == [
+        ("run_started", None), ("tool_called", "c1"), ("tool_called", "c2"), ("tool_unanswered", "c2"),
+        ("run_failed", None), ("user_message", None), ("tool_completed", "c1"), ("heal", None)]
+    assert [(r["rule"], r["action"], r.get("line")) for r in result.side["repairs"] if r["rule"] != "renumber"] == [
+        ("pair_tool_calls", "inserted", 2), ("ensure_run_started", "moved", 4)]
+    late = [ev(1, "tool_called", payload=CALL_C1), ev(2, "run_failed"), ev(3, "tool_completed", payload={"callId": "c1"})]
+    assert [e["type"] for e in events_of(heal_records(late, batch_size=size))] == [
+        "run_started", "tool_called", "run_failed", "tool_completed"]  # (no mark of c1: its result is right there)
+
+
+@pytest.mark.parametrize("size", [1, 2, 3, 5, 9])
+def test_each_call_still_open_is_marked_before_the_first_terminal_event_it_is_open_at(size):
+    """A run that ends twice: the marks went before the last terminal event, all of them; c1 was open at the first."""
+    records = [ev(1, "run_started"), ev(2, "tool_called", payload=CALL_C1), ev(3, "run_failed"),
+               ev(4, "tool_called", payload={"callId": "c2", "toolName": "bash"}),
+               ev(5, "tool_called", payload={"callId": "c3", "toolName": "bash"}), ev(6, "tool_completed", payload={"callId": "c3"}),
+               ev(7, "run_failed"), ev(8, "user_message"), ev(9, "tool_called", payload={"callId": "c4", "toolName": "bash"})]
+    result = heal_records(records, batch_size=size)
+    assert [(e["type"], e["payload"].get("callId")) for e in events_of(result)] == [
+        ("run_started", None), ("tool_called", "c1"), ("tool_unanswered", "c1"), ("run_failed", None),
+        ("tool_called", "c2"), ("tool_called", "c3"), ("tool_completed", "c3"), ("tool_unanswered", "c2"),
+        ("run_failed", None), ("user_message", None), ("tool_called", "c4"), ("tool_unanswered", "c4")]
+    again = heal_lines(result.to_jsonl().splitlines(), batch_size=size)
+    assert again.to_jsonl() == result.to_jsonl() and again.side.get("repairs", []) == []
+
+
+@pytest.mark.parametrize("size", [1, 2, 3, 8])
+@pytest.mark.parametrize("bound", ["count", "bytes"])
+def test_what_waits_after_the_end_is_bounded_and_decided_as_at_a_pause_past_the_bound(monkeypatch, size, bound):
+    """The terminal event and what follows it wait within the bounds results waiting for their call keep (one count
+    of both): past them the run's end is decided with what has come (the mark before the end; a result of the call
+    marked that still comes is no orphan) and goes on where it was, whatever the batches."""
+    from replay.stages import pair_tool_calls
+
+    monkeypatch.setattr(pair_tool_calls, "MAX_WAITING" if bound == "count" else "MAX_WAITING_BYTES", 3 if bound == "count" else 400)
+    records = [ev(1, "run_started"), ev(2, "tool_called", payload=CALL_C1), ev(3, "run_completed"),
+               *[ev(k, "user_message", payload={"text": "x" * 60}) for k in (4, 5, 6)],
+               ev(7, "tool_completed", payload={"callId": "c1"}), ev(8, "user_message")]
+    result = heal_records(records, batch_size=size, summary=False)
+    assert [(e["type"], e["payload"].get("callId")) for e in events_of(result)] == [
+        ("run_started", None), ("tool_called", "c1"), ("tool_unanswered", "c1"), ("run_completed", None),
+        *[("user_message", None)] * 3, ("tool_completed", "c1"), ("user_message", None)]
+    assert [(r["rule"], r["action"]) for r in result.side["repairs"] if r["rule"] != "renumber"] == [
+        ("pair_tool_calls", "inserted")]
+    monkeypatch.undo()  # (within the bounds: the result answers its call)
+    assert "tool_unanswered" not in [e["type"] for e in events_of(heal_records(records, batch_size=size))]
+
+
+def test_what_waits_after_the_end_is_decided_when_the_input_pauses():
+    """A live input that waits after the run's end (and events after it): the end is decided then, as if the run
+    ended there (the mark right before the end, then what followed it), not held until the run ends."""
+    first = Batch.of([ev(1, "run_started"), ev(2, "tool_called", payload=CALL_C1), ev(3, "run_completed"),
+                      ev(4, "user_message")], "<stdin>")
+    first.pause = True
+    later = Batch.of([ev(5, "tool_completed", payload={"callId": "c1"}), ev(6, "user_message")], "<stdin>")
+    result = run_inline([PairToolCalls()], [first, later])
+    assert [(e["type"], e["payload"].get("callId")) for e in result.batches[0].events] == [
+        ("run_started", None), ("tool_called", "c1"), ("tool_unanswered", "c1"), ("run_completed", None),
+        ("user_message", None)]
+    assert [(e["type"], e["payload"].get("callId")) for e in result.records[5:]] == [
+        ("tool_completed", "c1"), ("user_message", None)]  # (a result of the call marked: no orphan)
+    assert [r["action"] for r in result.side["repairs"]] == ["inserted"]
+
+
 @pytest.mark.parametrize("size", [1, 2, 3, 5, 6])
 def test_what_goes_before_the_runs_terminal_event_goes_before_it_when_a_record_follows_it(size):
     """A run whose terminal event is followed by a record that begins no run (the heal record of an earlier heal, a
