@@ -17,10 +17,9 @@ from replay.pipeline.engine.batch import Batch
 from replay.pipeline.engine.errors import diagnostic
 from replay.pipeline.engine.registry import register
 from replay.pipeline.engine.stage import Transform
-from replay.pipeline.model.events import event_type
 from replay.pipeline.model.records import HEAL_RECORD, RECORD_KEY, RUN_RECORD, is_record
 from replay.pipeline.model.runs import Run, of_no_run, starts_run
-from replay.pipeline.model.validation import MISSING, shown, state_of
+from replay.pipeline.model.validation import is_no_event, no_event_error
 from replay.pipeline.report.model import usage_notice
 from replay.pipeline.report.otlp import TraceBuilder, trace_source
 
@@ -45,8 +44,8 @@ class ExportOtlp(Transform):
         for i, record in enumerate(batch.events or ()):
             if is_record(record) and of_no_run(record):
                 continue  # the heal record of a run heal dropped whole: of no trace here (the one before is another run)
-            if not is_record(record) and not event_type(record):
-                self._no_event(record, batch, i)
+            if is_no_event(record):  # ({"a": 1}: nothing of it can be a span) reported, and left out; not a run of its own
+                self.emit("errors", no_event_error(record, "it is not exported", **batch.position(i), stage=self.id))
                 continue
             if starts_run(record, self.run, batch.source):
                 self._finish(out)
@@ -89,15 +88,6 @@ class ExportOtlp(Transform):
         if source not in self.identities:
             self.identities[source] = trace_source(source)
         return self.identities[source]
-
-    def _no_event(self, record: dict[str, Any], batch: Batch, i: int) -> None:
-        """A record with no ``type`` (``{"a": 1}``) is no event: nothing of it can be a span (it became a run of its own
-        at the Unix epoch), so it is reported, as validate reports it, and left out; the events around it are exported."""
-        etype = record.get("type", MISSING)
-        self.error("E_ARTIFACT_EVENT_TYPE_INVALID", f"the record is no event: its `type` {state_of(etype)}; it is not "
-                   "exported", batch, i, expected='non-empty string, e.g. "tool_called"', received=shown(etype),
-                   howToFix="Give every event a non-empty string `type` (`replay validate` says what else it lacks), "
-                            "or leave the record out of the stream.", example='"type": "tool_called"')
 
     def flush(self) -> Batch | None:
         out: list[dict[str, Any]] = []

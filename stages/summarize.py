@@ -18,6 +18,7 @@ from replay.pipeline.model.records import (
     is_record,
 )
 from replay.pipeline.model.runs import input_ends, of_no_run, runid_spans, starts_run
+from replay.pipeline.model.validation import all_event_types, is_no_event, no_event_error
 from replay.pipeline.report.model import (
     EventColumns,
     RunTally,
@@ -41,7 +42,9 @@ class SummarizeRuns(Transform):
     repairs of a run it dropped whole, every event of it, at the end of the stream) or follows no run is
     passed on, with its source, for the report to show as repairs of no run in it. Side batches wired in
     from ``<id>.errors`` ports are counted for the report and passed on unchanged through this stage's
-    own errors port, so they are still printed and still make the command exit 1.
+    own errors port, so they are still printed and still make the command exit 1. A record that is no event
+    (``{"a": 1}``, ``"type": ""``: ``validation.is_no_event``) is such a problem of its own, reported there as
+    ``export --otlp`` reports it (E_ARTIFACT_EVENT_TYPE_INVALID at its line) and counted, and left out of every run.
     """
 
     emits_summaries = True
@@ -76,11 +79,14 @@ class SummarizeRuns(Transform):
         n = len(events)
         if not n or set(map(type, events)) != _DICT or has_records(events):
             return False
+        types = values_of(events, "type")
+        if not all_event_types(types):  # (a record that is no event among them: reported, one by one)
+            return False
         rids = values_of(events, "runId")
         spans = runid_spans(rids)
         if spans is None:
             return False
-        columns = EventColumns(events) if not self.config["timeline"] else None  # (read once for the batch's runs)
+        columns = EventColumns(events, types) if not self.config["timeline"] else None  # (read once for the batch's runs)
         for a, b in spans:
             tally = self.tally
             if tally is None or starts_run(events[a], tally, source):  # type: ignore[arg-type]
@@ -96,6 +102,9 @@ class SummarizeRuns(Transform):
     def _one_by_one(self, batch: Batch, events: list[Any], source: str, done: list[dict[str, Any]]) -> None:
         for i, record in enumerate(events):
             if type(record) is not dict:
+                continue
+            if is_no_event(record):  # ({"a": 1}) reported, and left out: no event of a run, nor a run of its own
+                self._problem(no_event_error(record, "it is left out of the report", **batch.position(i), stage=self.id))
                 continue
             kind = record.get(RECORD_KEY)
             event = not is_record(record)
@@ -182,8 +191,12 @@ class SummarizeRuns(Transform):
     def _side_records(self, batch: Batch) -> None:
         if batch.port != "errors":
             return
-        first_problems(self.first_problems, batch.events or ())
         for record in batch.events or ():
             if isinstance(record, dict):
-                self.diagnostics[str(record.get("code"))] += 1
-                self.emit("errors", record)
+                self._problem(record)
+
+    def _problem(self, record: dict[str, Any]) -> None:
+        """An input problem (an error body): counted for the report, and passed on through the errors port."""
+        first_problems(self.first_problems, (record,))
+        self.diagnostics[str(record.get("code"))] += 1
+        self.emit("errors", record)

@@ -138,6 +138,32 @@ def is_event_type(value: Any) -> bool:
     return _nonempty_string(value)
 
 
+_STR = {str}
+
+
+def all_event_types(values: list[Any]) -> bool:
+    """Is each of ``values`` (a batch's types, read as a column) an event type (``is_event_type``)? By C-level maps."""
+    return set(map(type, values)) <= _STR and "" not in values
+
+
+def is_no_event(record: dict[str, Any]) -> bool:
+    """Is ``record`` (a stream's object) no event: none of replay's own records (``$record``), and its ``type`` no event
+    type (``is_event_type``): missing (``{"a": 1}``), empty, or no string (a number, null, an object)? ``report`` and
+    ``export --otlp`` leave such a record out and say so (``no_event_error``), as ``validate`` reports its ``type``."""
+    return not is_event_type(record.get("type")) and not is_record(record)
+
+
+def no_event_error(record: dict[str, Any], outcome: str, **where: Any) -> dict[str, Any]:
+    """The error ``report`` and ``export --otlp`` give a record that is no event (``is_no_event``), at ``where`` (its
+    position, the stage): validate's code for its ``type`` (E_ARTIFACT_EVENT_TYPE_INVALID), ``outcome`` saying what
+    is left without it (``it is not exported``)."""
+    etype = record.get("type", MISSING)
+    return diagnostic("E_ARTIFACT_EVENT_TYPE_INVALID", f"the record is no event: its `type` {state_of(etype)}; {outcome}",
+                      **where, expected=EVENT_TYPE, received=shown(etype),
+                      howToFix="Give every event a non-empty string `type` (`replay validate` says what else it lacks), "
+                               "or leave the record out of the stream.", example='"type": "tool_called"')
+
+
 def _problem(code: str, message: str, path: str, expected: Any, value: Any, example: str | None = None,
              how_to_fix: str | None = None) -> dict[str, Any]:
     fix = {"howToFix": how_to_fix} if how_to_fix else {}

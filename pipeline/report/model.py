@@ -56,17 +56,16 @@ from replay.pipeline.model.toolcalls import (
     result_failed,
     tool_name,
 )
-from replay.pipeline.model.validation import USAGE_NOT_COUNTED
+from replay.pipeline.model.validation import USAGE_NOT_COUNTED, is_no_event
 
 _COUNT = operator.itemgetter(1)
 STAMPS_HELD = 4096  # timestamps a run holds before they are looked at (without a timeline)
-_STR, _DICT, _INT, _NUMBERS = {str}, {dict}, {int}, {int, float}
+_DICT, _INT, _NUMBERS = {dict}, {int}, {int, float}
 MAX_MARKS = 2000  # timeline ticks kept per run, spread over the run (failures are kept on top of these)
 MAX_MESSAGE = 2000  # characters of an error message kept in a summary
 RUNS_NAMED = 5  # failed (or unknown) runs a --fail-on-error (--fail-on-unknown) warning names; the rest are counted
 FIRST_PROBLEMS = 5  # input problems a report lists one by one (code, source, line, message); the rest are counted
 PROBLEM_FIELDS = ("code", "source", "line", "message")
-NO_TYPE = "(none)"
 STATUSES = ("ok", "error", "unknown")  # a run's status in a report (``RunTally.status``), in the order reports count them
 
 TOOL_TYPES = CALLED | COMPLETED | FAILED
@@ -610,17 +609,16 @@ def read_heal_log(path: Path | str) -> dict[str, Any]:
 # one run ---------------------------------------------------------------------------------------
 class EventColumns:
     """What ``RunTally.add_events`` reads of every event of a batch of plain events, a column each, read once for the
-    batch (the pieces of it of each run take slices): types (``NO_TYPE`` for none), timestamps, payloads, the
+    batch (the pieces of it of each run take slices): types (``types``, when read already), timestamps, payloads, the
     outcomes of its tool results (``went_wrong``, by their place in the batch), read at once (``went_wrong_each``),
     and its usage objects: where they are, and their counts a key at a time when all are the usual ones
     (``usage_columns`` of them all; None: each run's piece reads its own, as ``add_events`` does alone)."""
 
     __slots__ = ("outcomes", "payloads", "stamps", "types", "usage", "usage_at")
 
-    def __init__(self, events: list[dict[str, Any]]) -> None:
-        types = values_of(events, "type")
-        if set(map(type, types)) != _STR or "" in types:
-            types = [kind if type(kind) is str and kind else NO_TYPE for kind in types]
+    def __init__(self, events: list[dict[str, Any]], types: list[str] | None = None) -> None:
+        if types is None:
+            types = values_of(events, "type")
         self.types: list[str] = types
         self.stamps = values_of(events, "timestamp")
         self.payloads = values_of(events, "payload")
@@ -683,11 +681,11 @@ class RunTally:
 
     # feeding ---------------------------------------------------------------------------------
     def add_event(self, event: dict[str, Any]) -> None:
+        """Count ``event`` into the run: an event, with a type (a record that is no event, ``validation.is_no_event``,
+        is left out before: ``summarize`` reports it)."""
         index = self.count
         self.count += 1
-        kind = event.get("type")
-        if type(kind) is not str or not kind:
-            kind = NO_TYPE
+        kind = event["type"]
         self.by_type[kind] += 1  # (an alias heal renames is counted as the type it stands for by ``fold_aliases``)
         kind = CANONICAL_TYPES.get(kind, kind)  # (and read as that type)
         if self.run_id is None and names_run(event.get("runId")):
@@ -1116,10 +1114,12 @@ def healed_run_artifact(record: dict[str, Any] | None, events: list[dict[str, An
 
 def summarize_run(record: dict[str, Any] | None, events: Iterable[dict[str, Any]],
                   repairs: Iterable[dict[str, Any]] = (), source: str | None = None) -> dict[str, Any]:
-    """The summary of one run from its run record (or None), its events, and heal records / heal logs."""
+    """The summary of one run from its run record (or None), its events, and heal records / heal logs. Records among
+    the events, and those that are no events (``validation.is_no_event``: no ``type``), are left out, as ``summarize``
+    leaves them out."""
     tally = RunTally(record, source)
     for event in events:
-        if isinstance(event, dict) and RECORD_KEY not in event:
+        if isinstance(event, dict) and RECORD_KEY not in event and not is_no_event(event):
             tally.add_event(event)
     for document in repairs:
         counted = count_repairs(document)

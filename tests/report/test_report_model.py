@@ -361,9 +361,11 @@ def test_usage_beyond_a_double_counts_as_its_whole_number_or_is_named_as_held_by
     assert s["usage"] == {"inputTokens": 10**400, "outputTokens": None, "costUsd": None}
 
 
-def test_missing_type_is_counted_under_a_placeholder():
-    s = summarize_run(None, [{"seq": 1, "runId": "r", "payload": {}}, {"seq": 2, "type": 7}])
-    assert s["events"]["byType"] == {"(none)": 2}
+def test_a_record_that_is_no_event_is_left_out_of_the_run():
+    """No `type`, an empty one or one that is no string: no event (``is_no_event``), as `summarize` leaves it out."""
+    s = summarize_run(None, [{"seq": 1, "runId": "r", "payload": {}}, {"seq": 2, "type": 7}, {"type": ""},
+                             {"type": None}, ev(3, "assistant_message")])
+    assert s["events"] == {"total": 1, "byType": {"assistant_message": 1}}
 
 
 def test_timeline_marks_are_capped_spread_over_the_run_and_keep_failures():

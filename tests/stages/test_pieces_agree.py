@@ -373,3 +373,21 @@ def test_a_heal_record_in_the_middle_of_a_run_is_no_place_to_cut(tmp_path: Path,
     for parts in (3, 4, 5, 7):  # (cuts planned at several places: some inside a run, before its heal record)
         for command in ("report", "report json", "validate", "heal"):
             in_pieces(command, path, len(path.read_bytes()) // parts, workers=parts)
+
+
+@pytest.mark.parametrize("command", ["report", "report json", "report html"])
+def test_a_record_that_is_no_event_is_reported_as_one_run_reports_it(tmp_path: Path, command: str):
+    """Records that are no events (no `type`, an empty one, a number) in one piece: that piece is not clean (it reports
+    them), so one run makes the report, which counts them as input problems, each at its line, and leaves them out."""
+    rng = random.Random(13)
+    runs = [clean_run(rng, 20, f"r{k}") for k in range(60)]
+    runs[40][3:3] = [{"a": 1}, {"type": "", "runId": "r40"}, {"type": 7}]
+    at = sum(map(len, runs[:40])) + 4
+    path = tmp_path / "no-events.jsonl"
+    path.write_bytes(lines_of(*runs))
+    used, why = in_pieces(command, path, len(path.read_bytes()) // 4, workers=4)
+    assert not used and "stderr" in why
+    one = run_replay(*COMMANDS[command], "--workers", "1", str(path))
+    errors = [orjson.loads(line)["error"] for line in one.stderr.splitlines()]
+    assert one.returncode == 1 and [e["code"] for e in errors] == ["E_ARTIFACT_EVENT_TYPE_INVALID"] * 3
+    assert [e["line"] for e in errors] == [at, at + 1, at + 2]
