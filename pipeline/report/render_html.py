@@ -110,14 +110,11 @@ def timeline_svg(summary: dict[str, Any], n: int) -> str:
     drawn = _drawn_calls(calls, tl["calls"])
     count = max(tl["events"], 1)
     by_time = tl["axis"] == "time"
-    if by_time:
+    if by_time:  # the axis is the run's time, as its timestamps tell it (> 0 ms: else the axis is the stream order)
         span = float(tl["spanMs"])
-        for call, _ in drawn:
-            if call["startMs"] is not None:
-                span = max(span, call["startMs"] + (call["durationMs"] or 0))  # (None: its length is unknown)
 
-        def x_of(at: float) -> float:  # at: milliseconds into the run
-            return GUTTER + PLOT * at / span
+        def x_of(at: float) -> float:  # at: milliseconds into the run (a fraction first: PLOT * 1e308 is no double)
+            return GUTTER + PLOT * (min(at, span) / span)
     else:
         span = float(count)
 
@@ -130,9 +127,9 @@ def timeline_svg(summary: dict[str, Any], n: int) -> str:
         if not by_time:  # stream order: a slot-wide bar at the call's first event
             w = max(min(slot, 12), MIN_BAR)
             x0 = x_of(where or 0) - w / 2
-        elif call["startMs"] is not None:
+        elif call["startMs"] is not None:  # (a call measured longer than the rest of the run: drawn to the axis end)
             x0 = x_of(call["startMs"])
-            w = max(PLOT * (call["durationMs"] or 0) / span, MIN_BAR)  # (of unknown length: a stub)
+            w = max(x_of(call["startMs"] + (call["durationMs"] or 0)) - x0, MIN_BAR)  # (of unknown length: a stub)
         else:  # a call whose start has no usable timestamp: a stub at the axis start
             x0, w = GUTTER, MIN_BAR
         x0 = min(max(x0, GUTTER), GUTTER + PLOT - MIN_BAR)
