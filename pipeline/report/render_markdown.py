@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from replay.pipeline.model.markup import shown_text
+from replay.pipeline.model.markup import one_line, shown_text
 from replay.pipeline.report.model import (
     counted,
     format_cost,
@@ -29,8 +29,8 @@ _SPECIAL = set("\\`*_[]<>|#!~$&")  # (& begins an entity: &lt; shows as <, &#x20
 def esc(value: Any, limit: int = 0) -> str:
     """Text safe inside a Markdown table cell: one line, Markdown and HTML punctuation backslash-escaped."""
     text = "-" if value is None else str(value)
-    text = " ".join(shown_text(text).split())  # newlines (and runs of blanks) would end the table row; control
-    # characters Python splits on (VT, US, NEL) are shown first, not lost
+    text = one_line(shown_text(text))  # a line break would end the table row: a space, as in a text table (control
+    # characters, VT, US and NEL among them, are shown as \uXXXX first)
     if limit and len(text) > limit:
         text = text[: limit - 1] + "…"
     return "".join("\\" + ch if ch in _SPECIAL else ch for ch in text)

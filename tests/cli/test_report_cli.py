@@ -168,6 +168,24 @@ def test_markdown_escapes_pipes_newlines_and_html():
     assert "\\| pipe newline" in prompt_line  # the newline folded, the pipe escaped
 
 
+def test_text_and_markdown_show_a_tool_name_s_line_breaks_and_tabs_as_a_space_each(tmp_path):
+    """U+2028 and U+2029 (Unicode's line and paragraph separators) became spaces in Markdown and were written raw in
+    the text table; README: line breaks and tabs are a space in a text or Markdown table. Other blanks stay."""
+    name = "ab\u2028cd\u2029ef\tg\nh\ri\u00a0j\u3000k  l"
+    shown = "ab cd ef g h i\u00a0j\u3000k  l"
+    path = tmp_path / "names.jsonl"
+    path.write_bytes(b"".join(json.dumps({"seq": k, "timestamp": f"2026-03-01T12:00:0{k}.000Z", "type": kind,
+                                          "runId": "r", "payload": payload}).encode() + b"\n"
+                              for k, (kind, payload) in enumerate([
+                                  ("run_started", {}), ("tool_called", {"callId": "c", "toolName": name}),
+                                  ("tool_completed", {"callId": "c"}), ("run_completed", {})], start=1)))
+    text = run_replay("report", str(path)).stdout.decode()
+    markdown = run_replay("report", "--format", "markdown", str(path)).stdout.decode()
+    assert f"  {shown}  " in text and f"| {shown} |" in markdown
+    for ch in "\u2028\u2029\t\r":
+        assert ch not in text and ch not in markdown
+
+
 # junit -----------------------------------------------------------------------------------------
 def test_junit_is_valid_xml_with_one_testcase_per_run():
     result = run_replay("report", TWO_RUNS, PLAIN, "--format", "junit")

@@ -50,6 +50,18 @@ def test_markdown_escape():
     assert render_markdown.esc("E\x0b|\x1fx\x85y") == render_markdown.esc("E\\u000b|\\u001fx\\u0085y") == "E\\\\u000b\\|\\\\u001fx\\\\u0085y"
 
 
+# every character Python takes for whitespace, and letters: what a text and a Markdown table show of them is the same
+_BLANKS = "".join(chr(c) for c in range(0x3001) if chr(c).isspace()) + "ab"
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=_BLANKS, max_size=12))
+def test_text_and_markdown_turn_the_same_characters_into_spaces(value: str) -> None:
+    """Tabs and line breaks (U+2028 and U+2029 too) a space each in both (``markup.one_line``); the control characters
+    among the blanks (VT, FF, NEL, ...) shown as \\uXXXX in both, Markdown escaping its backslash; the rest as written."""
+    assert render_markdown.esc(value) == render_text.clean(value).replace("\\", "\\\\")
+
+
 def test_junit_text_replaces_characters_xml_forbids():
     assert xml_text("a\x00b\x1fc\td") == "a\\u0000b\\u001fc\td"
     assert xml_text("a\u202eb\x85c\x9b[1m\x0cd") == "a\\u202eb\\u0085c\\u009b[1m\\u000cd"
