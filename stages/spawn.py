@@ -21,14 +21,17 @@ is the run as the runner reported it). An event field of another type than the e
 ``sources``, ``usage``, ``response``) in another type than the contract's is kept in its normal form where it
 has one (a bare error message, one source name; a repair) or else left out of the run record and said on
 ``notices`` (rule ``check_runner_output``, with the value and how to fix the runner). A last stdout line cut off
-mid-write (the runner died) is a ``drop_torn_line`` repair, as heal's parse logs one. With ``repairs_as_notices`` (a
+mid-write (the runner died), or a document over several lines stdout ends inside, is a ``drop_torn_line`` repair (as
+heal's parse logs a torn line; ``Reply.tear``), whatever ended the runner. With ``repairs_as_notices`` (a
 capture without heal, whose heal log is not written) each repair goes on ``notices`` instead, a warning on stderr: no
 change capture makes to what the runner said goes unsaid. Out on ``raw``, one record per run::
 
     {"runId", "capture": <the raw capture document>, "run": <run record>, "events": [<events as the runner gave them>]}
 
-The first runner failure is also reported on ``errors``, and so is each further line or listed item of stdout left out of
-the run (no event, or what follows the output object: ``Reply.left_out``), which is a notice for the heal log too. Ctrl-C while the runner runs stops it (SIGINT to
+The first runner failure is also reported on ``errors``, and so is each line, document or listed item of stdout left out
+of the run (no event, no JSON, or what follows the output object: ``Reply.left_out``) that is not that failure, whatever
+ended the runner (a crash or a timeout is the run's error, and what stdout held said after it), which is a notice for the
+heal log too. Ctrl-C while the runner runs stops it (SIGINT to
 its group, SIGKILL after ``kill_grace_ms``, or at once on a second Ctrl-C) and the run goes on as a failed one,
 E_CAPTURE_INTERRUPTED, with every event it had streamed; the stage publishes ``interrupted`` (the signal's number)
 so the command exits 130. SIGTERM and SIGHUP do the same (the group gets that signal; exit 143, 129). Further
@@ -44,7 +47,7 @@ from typing import Any
 
 from replay.pipeline.engine import exactjson
 from replay.pipeline.engine.batch import Batch, Column
-from replay.pipeline.engine.errors import diagnostic, torn_message
+from replay.pipeline.engine.errors import diagnostic
 from replay.pipeline.engine.registry import register
 from replay.pipeline.engine.stage import AsyncTransform, Option, Output
 from replay.pipeline.io.processes import ProcessOutcome, run_process, signal_name
@@ -252,9 +255,9 @@ class SpawnRunner(AsyncTransform):
                        "then what is new, kept); each is kept once (a streaming runner's output object lists only what "
                        "it did not stream, or has \"events\": [])", run_id=run_id,
                        source=source, port=self.repairs_port, field="events", count=reply.listed_again)
-        if reply.torn is not None:  # the runner died mid-write: its cut-off last line is no event (as heal drops one)
-            log_repair(self, DROP_TORN_LINE, "dropped", f"stdout's {torn_message(reply.torn['line'], reply.torn['offset'])}",
-                       run_id=run_id, source=source, port=self.repairs_port, **reply.torn)
+        if reply.torn is not None:  # the runner died mid-write: what it was cut off in is no event (as heal drops a line)
+            log_repair(self, DROP_TORN_LINE, "dropped", reply.torn_said, run_id=run_id, source=source,
+                       port=self.repairs_port, **reply.torn)
         return batch
 
     def _note_failed_though_completed(self, reply: Reply, failure: dict[str, Any] | None, own: bool, run_id: str,

@@ -18,7 +18,9 @@ Reply (the runner's stdout), in one of two forms (``schemas/runner-output.schema
   few times stdout's size at most, all together (``_ScanBudget``: past it, such a line is a one-line fault). Only a
   line that opens a ``{`` or ``[`` and leaves it open is read as the start of such a document (``_opens_over_lines``):
   one that closes what it opens and is still no JSON (a Python dict printed, a trailing comma) is a one-line fault,
-  on stdout's first line as on any other.
+  on stdout's first line as on any other. Each line, document or listed item left out is one of ``Reply.left_out``
+  (said by capture, whatever ended the runner), but what stdout ends inside: a last line, or a document over several
+  lines, cut off mid-write, is torn (``Reply.tear``: a ``drop_torn_line`` repair of capture's).
 
 A reply is read whole after the process ended; every complete event line counts, so a runner that
 dies halfway still yields the events it printed. Problems become diagnostics with the E_RUNNER_*
@@ -47,6 +49,7 @@ from replay.pipeline.engine.errors import (
     diagnostic,
     input_unreadable,
     refuse_duplicate_key,
+    torn_message,
     utf8_fault,
     utf8_text,
 )
@@ -134,9 +137,10 @@ class Reply:
     problem: dict[str, Any] | None = None
     streamed: int = 0  # events that came as lines of their own
     duplicates: list[dict[str, Any]] = field(default_factory=list)  # a key written twice: keys, line, column, offset
-    torn: dict[str, Any] | None = None  # a last line cut off (the runner died mid-write): its line, offset and bytes
+    torn: dict[str, Any] | None = None  # stdout's end cut off (the runner died mid-write): where, its bytes (``tear``)
+    torn_said: str = ""  # what capture's drop_torn_line repair of ``torn`` says
     listed_again: int = 0  # the output object's `events` began with the streamed events again: those left out (``_take_output``)
-    left_out: list[dict[str, Any]] = field(default_factory=list)  # each line or listed item that is no event: ``leave_out``
+    left_out: list[dict[str, Any]] = field(default_factory=list)  # each line, document or item left out: ``leave_out``
 
     def note(self, code: str, message: str, **fields: Any) -> None:
         """Keep the first problem only: later ones are usually its consequences."""
@@ -144,12 +148,23 @@ class Reply:
             self.problem = diagnostic(code, message, **fields)
 
     def leave_out(self, problem: dict[str, Any]) -> None:
-        """A line or listed item left out of the run (no event, E_RUNNER_OUTPUT_SHAPE; or what follows the output
-        object, E_RUNNER_INVALID_JSON): the run's problem when it is the first, and one of ``left_out`` either way, each
-        said by capture (not only the first: they are no consequence of each other)."""
+        """A line, document or listed item left out of the run (no event, E_RUNNER_OUTPUT_SHAPE; no JSON, or what
+        follows the output object, E_RUNNER_INVALID_JSON): the run's problem when it is the first, and one of
+        ``left_out`` either way, each said by capture whatever ended the runner (not only the first: they are no
+        consequence of each other; a crash or a timeout, the run's error then, says none of them)."""
         if self.problem is None:
             self.problem = problem
         self.left_out.append(problem)
+
+    def tear(self, line: int, offset: int, original: bytes, said: str, problem: dict[str, Any]) -> None:
+        """Stdout ends inside what begins on its line ``line`` (at byte ``offset``): ``original``, its last line or a
+        document over several lines it ends inside, cut off mid-write (``said``: which). It is no event: left out, and
+        said by capture as a ``drop_torn_line`` repair (as heal's parse logs a torn line), whatever ended the runner;
+        ``problem`` says it as the run's error only when it is the first (the process's failure comes first)."""
+        self.torn = {"line": line, "offset": offset, "original": original.decode("utf-8", "replace")}
+        self.torn_said = f"stdout's {said}"
+        if self.problem is None:
+            self.problem = problem
 
 
 def excerpt(data: bytes | str) -> str:
@@ -267,7 +282,7 @@ def read_reply(stdout: bytes) -> Reply:
     except orjson.JSONDecodeError as exc:
         if _spans_lines(stdout) and _is_output_at(stdout, 0):
             if not _output_then_more(reply, stdout, exc, 1, skipped):
-                _document_fault(reply, stdout, exc, skipped)
+                _document_fault(reply, stdout, exc, skipped)  # (all of stdout the one document left out)
             return reply
         document = _NOT_ONE_DOCUMENT  # (an event over several lines first: left out, the lines after it read)
     if document is not _NOT_ONE_DOCUMENT and not is_event_line(document):
@@ -307,10 +322,16 @@ def _opens_over_lines(line: bytes) -> bool:
     return min(accumulate(map(_DEPTH.__getitem__, bare.translate(None, _BRACKETS)))) > 0
 
 
-def _document_fault(reply: Reply, stdout: bytes, exc: orjson.JSONDecodeError, skipped: int, first: int = 1) -> None:
-    """A document over several lines that does not parse: noted where reading it stopped (a line printed after it, or
-    its end cut off), not at its first line, which is no JSON on its own. ``stdout``: the document and what follows it,
-    from stdout line ``first`` on (after streamed events), ``skipped`` bytes into stdout (which the offset counts)."""
+def _document_fault(reply: Reply, stdout: bytes, exc: orjson.JSONDecodeError, skipped: int,
+                    first: int = 1) -> tuple[int, bool]:
+    """A document over several lines that does not parse: left out and said where reading it stopped (a line printed
+    after it, or its end cut off), not at its first line, which is no JSON on its own. ``stdout``: the document and what
+    follows it, from stdout line ``first`` on (after streamed events), ``skipped`` bytes into stdout (which the offset
+    counts). Stdout ending inside it (``exactjson.cut_off``: a UTF-8 character cut in two at its very end too), it is
+    torn, as a cut-off last line is (``Reply.tear``: the lines from ``first`` to stdout's end, dropped whole, newline
+    after the last or not: a newline ends no document); else it is left out (``Reply.leave_out``, said whatever ended
+    the runner). Returns the line reading stopped at and whether each line to it is the document's (torn)."""
+    cut = exactjson.cut_off(stdout, exc)
     bad = utf8_fault(stdout)
     at = bad.position if bad is not None else exactjson.error_position(stdout, exc)
     number, start, column = at["line"] + first - 1, at["offset"], at["column"]
@@ -319,18 +340,26 @@ def _document_fault(reply: Reply, stdout: bytes, exc: orjson.JSONDecodeError, sk
     expected = "one JSON output object (over several lines, or one line each for streamed events)"
     how: str | None = ("The output object may span lines only as stdout's last thing; print each streamed event on one line "
            "of its own (no indent), and anything else on stderr.")
-    if bad is not None:
-        why, expected, how = bad.not_json, "UTF-8 text", None
-    elif exactjson.cut_off(stdout, exc):
+    if cut:
         why, how = f"is cut off: stdout ends inside the output object that begins on line {first}", None
+    elif bad is not None:
+        why, expected, how = bad.not_json, "UTF-8 text", None
     elif exactjson.too_deep(exc):
         why = f"{_TOO_DEEP} (reading the output object that begins on line {first})"
     else:
         char = exactjson.char_at(line, exc.colno - 1)
         why = (f"is not valid JSON: {exc.msg}{f' ({char})' if char else ''} at column {column} (reading the output object "
                f"that begins on line {first})")
-    reply.note("E_RUNNER_INVALID_JSON", f"stdout line {number} {why}", path="$", line=number, offset=skipped + start,
-               column=column, expected=expected, received=excerpt(line), **({"howToFix": how} if how else {}))
+    fault = diagnostic("E_RUNNER_INVALID_JSON", f"stdout line {number} {why}", path="$", line=number,
+                       offset=skipped + start, column=column, expected=expected, received=excerpt(line),
+                       **({"howToFix": how} if how else {}))
+    if not cut:
+        reply.leave_out(fault)
+        return number, False
+    last = first + stdout.rstrip().count(b"\n")  # (the last line that holds anything: the document's)
+    reply.tear(first, skipped, stdout, f"last lines {first}-{last} (from byte {skipped}) are one document that stdout "
+               "ends inside: the write was cut off", fault)
+    return max(number, last), True
 
 
 _NOT_ONE_DOCUMENT = object()
@@ -397,14 +426,18 @@ _TOO_DEEP = f"is nested deeper than {exactjson.MAX_DEPTH} levels, the most repla
 
 def _read_lines(reply: Reply, stdout: bytes, skipped: int) -> None:
     """Streamed form: event lines, then the output object, with nothing but white space after it (a line after it fails
-    the run, and is left out with any after it: ``_note_after_output``); a cut-off last line is noted, not kept.
-    ``skipped``: the bytes of stdout before ``stdout`` (a byte order mark), where the offsets start."""
+    the run, and is left out with any after it: ``_note_after_output``). A line that is no JSON is left out and said
+    (``Reply.leave_out``), each one; a cut-off last line (or document over several lines: ``_last_document``) is torn
+    (``Reply.tear``), not kept. ``skipped``: the bytes of stdout before ``stdout`` (a byte order mark), where the offsets
+    start."""
     raws = stdout.split(b"\n")
     torn_tail = raws[-1] != b""
     offset = skipped
     outputs = 0  # (the output object's line once it was read: nothing but white space may follow it)
     tried = False  # has a line that opens a document over several lines been read as the output object?
-    within = 0  # the last line of an event printed over several lines, left out (``_over_lines``)
+    within = 0  # the last line of a document printed over several lines, left out as one (``_over_lines``, torn)
+    covered = 0  # the line reading a document over several lines stopped at (a fault in it): the lines to it that are
+    # no JSON alone are its, left out with it and said with it (``_document_fault``); one that is JSON alone is read
     budget = _ScanBudget(_SCAN_TIMES * len(stdout) + _SCAN_FLOOR)  # (all ``_document_at`` scans together: linear)
     for number, raw in enumerate(raws, start=1):
         start, offset = offset, offset + len(raw) + 1
@@ -417,6 +450,8 @@ def _read_lines(reply: Reply, stdout: bytes, skipped: int) -> None:
         try:
             value = exactjson.loads(line)
         except orjson.JSONDecodeError as exc:
+            if number <= covered:
+                continue
             opens = _opens_over_lines(line)  # (the first line of a document over several lines? else a fault of its own)
             found = _document_at(stdout, start - skipped, budget) if opens else None
             if found is not None and not is_output_line(found[0]):  # (an event over several lines: left out, as one)
@@ -424,15 +459,24 @@ def _read_lines(reply: Reply, stdout: bytes, skipped: int) -> None:
                 continue
             if not tried and outputs == 0 and opens:  # (once: stdout is read in linear time)
                 tried, rest = True, stdout[start - skipped:]
-                if _spans_lines(rest) and _last_document(reply, rest, number, start):
-                    outputs = 1  # the output object, last, over several lines (after streamed events)
-                    break
+                if _spans_lines(rest):
+                    last, whole = _last_document(reply, rest, number, start)
+                    if last is None:
+                        outputs = 1  # the output object, last, over several lines (after streamed events)
+                        break
+                    if whole:
+                        within = last
+                    else:
+                        covered = last
+                    continue
             cut = torn_tail and number == len(raws) and exactjson.cut_off(line, exc)
             why, column = _fault(line, exc, cut)
+            fault = diagnostic("E_RUNNER_INVALID_JSON", f"stdout line {number} {why}", path="$", line=number,
+                               offset=start, column=column, expected="one JSON value per line", received=excerpt(line))
             if cut:
-                reply.torn = {"line": number, "offset": start, "original": raw.decode("utf-8", "replace")}
-            reply.note("E_RUNNER_INVALID_JSON", f"stdout line {number} {why}", path="$", line=number, offset=start,
-                       column=column, expected="one JSON value per line", received=excerpt(line))
+                reply.tear(number, start, raw, torn_message(number, start), fault)
+            else:
+                reply.leave_out(fault)
             continue
         _note_duplicates(reply, line, value, number, start)
         event_line = is_event_line(value)
@@ -471,24 +515,25 @@ def _note_after_output(reply: Reply, line: bytes, number: int, start: int, outpu
                  "each event on a line of its own before it, and print anything else on stderr."))
 
 
-def _last_document(reply: Reply, rest: bytes, number: int, start: int) -> bool:
+def _last_document(reply: Reply, rest: bytes, number: int, start: int) -> tuple[int | None, bool]:
     """``rest`` of stdout, from its line ``number`` (at byte ``start``) to its end, read as the one document it opens
     over several lines: the output object printed last (``json.dumps(output, indent=2)``), as ``read_reply`` reads one
-    that is all of stdout. True when it is the output object; else the fault is noted (the lines are then read one by
-    one, as ever: an output object on a line of its own after them still counts)."""
+    that is all of stdout. ``(None, True)`` when it is the output object. Else it is left out, and said, and this
+    returns the last line it holds and whether each line to it is the document's (``True``: a whole document or one
+    stdout ends inside, ``Reply.tear``) or only those that are no JSON alone (``False``: a fault in it, said where
+    reading it stopped; the lines are then read on, as ever: an event or an output object on a line of its own still
+    counts)."""
     try:
         value = exactjson.loads(rest)
     except orjson.JSONDecodeError as exc:
         if _output_then_more(reply, rest, exc, number, start):
-            return True
-        _document_fault(reply, rest, exc, start, number)
-        return False
+            return None, True
+        return _document_fault(reply, rest, exc, start, number)
     if not is_output_line(value):  # (``_read_lines`` leaves such a document out before it comes here: ``_document_at``)
-        _over_lines(reply, value, number, number + rest.rstrip().count(b"\n"), start)
-        return False
+        return _over_lines(reply, value, number, number + rest.rstrip().count(b"\n"), start), True
     _take_output(reply, value, number)
     _note_duplicates(reply, rest, value, number, start)
-    return True
+    return None, True
 
 
 def _output_then_more(reply: Reply, rest: bytes, exc: orjson.JSONDecodeError, number: int, start: int) -> bool:

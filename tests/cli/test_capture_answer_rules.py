@@ -314,3 +314,79 @@ def test_what_follows_the_answer_is_said_also_when_it_is_not_the_runs_first_prob
     _summary, written, _journal = files(tmp_path, done)
     notices = [n for n in written["healLog"]["notices"] if n.get("code") == "E_RUNNER_INVALID_JSON"]
     assert [n["line"] for n in notices] == [errors[1]["line"]]  # (and a notice in the heal log, as each such line)
+
+
+# what is left out is said whatever ended the runner ------------------------------------------------------------
+ENDS = {"timeout": "E_RUNNER_TIMEOUT", "crash": "E_RUNNER_EXIT_NON_ZERO", "signal": "E_RUNNER_EXIT_NON_ZERO", "exit-0": None}
+ENDING_RUNNER = """import json, os, signal, sys, time
+context = json.load(sys.stdin)["context"]
+sys.stdout.write(context["stdout"])
+sys.stdout.flush()
+if context["end"] == "timeout":
+    time.sleep(120)  # (killed at --timeout-ms)
+if context["end"] == "signal":
+    os.kill(os.getpid(), signal.SIGKILL)
+os._exit(1 if context["end"] == "crash" else 0)
+"""
+
+
+def ending(cwd: Path, stdout: str, end: str) -> subprocess.CompletedProcess:
+    """Capture with a runner that prints ``stdout`` and then ends as ``end`` says (a key of ``ENDS``)."""
+    runner = cwd / "ending_runner.py"
+    runner.write_text(ENDING_RUNNER)
+    context = json.dumps({"stdout": stdout, "end": end})
+    return run_replay("capture", "--runner", str(runner), "--timeout-ms", "2000", "--context", context, "the prompt",
+                      input=b"", cwd=cwd, env={"REPLAY_RUNNER": ""})
+
+
+STARTED_LINE = json.dumps(STARTED) + "\n"
+
+
+@pytest.mark.parametrize("end", ENDS)
+@pytest.mark.parametrize(("before", "cut"), [
+    (STARTED_LINE, '{"status": "ok", "response": "partial ans'),
+    (STARTED_LINE, '{\n  "status": "ok",\n  "response": "partial ans'),
+    ("", '{\n  "status": "ok",\n  "response": "partial ans'),
+], ids=["one-line", "pretty", "pretty-alone"])
+def test_an_answer_cut_off_over_several_lines_is_a_dropped_torn_line_as_one_cut_off_on_one_line_is(tmp_path, end,
+                                                                                                   before, cut):
+    """A runner that timed out or crashed while it printed its answer pretty-printed: the cut-off lines were only in the
+    raw capture, no drop_torn_line repair, no notice, no error but the process's (hunt 26, e/01); on one line such a
+    line was a drop_torn_line repair. Over several lines it is one too now, holding every line of it, whatever ended the
+    runner; the process's failure is still the run's error (exit 0: the cut-off answer is, as on one line)."""
+    done = ending(tmp_path, before + cut, end)
+    assert done.returncode == 1, done.stderr
+    said = errors_of(done.stderr)
+    assert [e["code"] for e in said] == [ENDS[end] or "E_RUNNER_INVALID_JSON"], said  # (the repair says the line)
+    assert end != "exit-0" or "is cut off" in said[0]["message"], said
+    summary, written, journal = files(tmp_path, done)
+    [torn] = [r for r in written["healLog"]["repairs"] if r["rule"] == "drop_torn_line"]
+    assert (torn["action"], torn["line"], torn["offset"], torn["original"]) == (
+        "dropped", 1 + bool(before), len(before), cut), torn
+    assert "cut off" in torn["message"] and summary["repairs"] == written["healLog"]["summary"]["total"]
+    assert written["artifact"]["events"] == ([STARTED] if before else [])
+    assert journal[-1]["$record"] == "heal" and journal[-1]["byRule"]["drop_torn_line"] == 1
+
+
+@pytest.mark.parametrize("end", ENDS)
+@pytest.mark.parametrize("bad", ["{'type': 'debug', 'msg': 'step 1'}", '{"type": "debug",}'], ids=["dict-repr", "comma"])
+def test_a_line_that_is_no_json_is_said_whatever_ended_the_runner(tmp_path, end, bad):
+    """A stdout line that is no JSON, then an event, then the runner crashed, timed out or was killed: only the
+    process's error was said, the line left out without a word (hunt 26, e/02), while a JSON log line in its place was
+    said (E_RUNNER_OUTPUT_SHAPE and a heal-log notice). It is said now as that one is, at its line and offset, and so
+    is each further such line (the second, left unsaid even at exit 0). Exit 0: the first is the run's error, as
+    before; the process's failure stays the run's error otherwise (exit 1)."""
+    lines = [json.dumps(STARTED), bad, json.dumps(CALLED), "Thinking..."]
+    done = ending(tmp_path, "\n".join(lines) + "\n", end)
+    assert done.returncode == 1, done.stderr
+    said = errors_of(done.stderr)
+    offsets = {n: len("\n".join(lines[:n - 1])) + 1 for n in (2, 4)}
+    assert [(e["code"], e.get("line"), e.get("offset")) for e in said] == [
+        *([(ENDS[end], None, None)] if ENDS[end] else []),
+        ("E_RUNNER_INVALID_JSON", 2, offsets[2]), ("E_RUNNER_INVALID_JSON", 4, offsets[4])], said
+    summary, written, _journal = files(tmp_path, done)
+    assert summary["error"] == (ENDS[end] or "E_RUNNER_INVALID_JSON")
+    notices = [(n["rule"], n.get("code"), n.get("line")) for n in written["healLog"]["notices"]
+               if n.get("code") == "E_RUNNER_INVALID_JSON"]
+    assert notices == [("check_runner_output", "E_RUNNER_INVALID_JSON", n) for n in ((2, 4) if ENDS[end] else (4,))]
+    assert written["artifact"]["events"] == [STARTED, CALLED]

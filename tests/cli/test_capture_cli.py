@@ -793,9 +793,13 @@ def test_the_end_of_stderr_kept_starts_at_a_character_so_utf8_stays_text_only(tm
 
 
 def test_stdout_cut_at_its_cap_ends_at_a_character(tmp_path):
-    """Past --max-output-bytes the runner is killed and what fits is kept: not the first byte of a character it cuts."""
-    _summary, raw = failed(say(tmp_path, "\u00e9" * 10_000, "--max-output-bytes", "5001"), "E_RUNNER_OUTPUT_TOO_LARGE",
-                           tmp_path)
+    """Past --max-output-bytes the runner is killed and what fits is kept: not the first byte of a character it cuts.
+    (What it kept is no JSON, a line left out: said too, after the run's error, as it is when the runner exits 0.)"""
+    done = say(tmp_path, "\u00e9" * 10_000, "--max-output-bytes", "5001")
+    assert done.returncode == 1 and [e["code"] for e in errors_of(done.stderr)] == [
+        "E_RUNNER_OUTPUT_TOO_LARGE", "E_RUNNER_INVALID_JSON"], done.stderr
+    raw = load(tmp_path / summary_of(done)["files"]["raw"])
+    assert raw["error"]["code"] == "E_RUNNER_OUTPUT_TOO_LARGE"
     assert raw["stdoutTruncated"] is True and "stdoutBase64" not in raw and raw["stdout"] == "\u00e9" * 2500
 
 

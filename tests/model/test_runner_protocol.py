@@ -596,6 +596,7 @@ def test_a_one_line_fault_is_left_out_alone_wherever_it_is_and_an_output_object_
     assert reply.output == output and [c[0] for c in reply.events] == [event(1), event(2)]
     assert reply.problem["code"] == "E_RUNNER_INVALID_JSON" and reply.problem["line"] == at + 1, reply.problem
     assert "output object" not in reply.problem["message"], reply.problem
+    assert reply.left_out == [reply.problem]  # (left out, said by capture whatever ended the runner)
     alone = read_reply(json.dumps(output, indent=indent).encode())  # (the output object alone, over several lines)
     assert alone.problem is None and alone.output == output
 
@@ -617,3 +618,58 @@ def test_a_log_line_is_neither_an_event_nor_the_output_object_and_one_with_a_sta
         "E_RUNNER_OUTPUT_SHAPE", "E_RUNNER_INVALID_JSON"] and shaped.left_out[1]["line"] == 3
     alone = read_reply(orjson.dumps(log))  # (all of stdout one document: the output object, whatever its members)
     assert alone.output == log and alone.problem["code"] == "E_RUNNER_STATUS_INVALID"
+
+
+# what is left out is said whatever ended the runner; a document stdout ends inside is torn -------------------
+def test_each_line_that_is_no_json_is_left_out_and_said_not_only_the_first():
+    """A line that is no JSON was the run's problem only (``Reply.note``): when the runner then crashed or timed out,
+    the process's failure was the run's error and the line went unsaid (hunt 26, e/02); a second such line went unsaid
+    always. Each is now one of ``left_out`` (which capture says whatever ended the runner), the first the run's problem."""
+    lines = [orjson.dumps(event(1)), b"{'type': 'debug', 'msg': 'step 1'}", orjson.dumps(event(2)), b'{"type": "x",}',
+             b"Thinking..."]
+    reply = read_reply(b"\n".join(lines) + b"\n")
+    assert [c[0] for c in reply.events] == [event(1), event(2)] and reply.torn is None
+    assert [(p["code"], p["line"], p["offset"]) for p in reply.left_out] == [
+        ("E_RUNNER_INVALID_JSON", n, len(b"\n".join(lines[:n - 1])) + 1) for n in (2, 4, 5)], reply.left_out
+    assert reply.problem is reply.left_out[0]
+
+
+STARTED_LINE = orjson.dumps(event(1, "run_started")) + b"\n"
+CUT_ANSWER = json.dumps({"status": "ok", "response": "partial answer", "events": []}, indent=2).encode()[:-25]
+
+
+@pytest.mark.parametrize("before", [b"", STARTED_LINE], ids=["alone", "after-an-event"])
+@pytest.mark.parametrize("cut", [CUT_ANSWER, b'{\n  "status": "ok",\n  "response": "partial answer",\n',
+                                 b'{\n  "status": "ok",\n  "response": "caf\xc3'],
+                         ids=["mid-line", "after-a-newline", "mid-character"])
+def test_a_document_over_several_lines_that_stdout_ends_inside_is_torn_as_a_cut_off_last_line_is(before, cut):
+    """A runner killed while it printed its answer pretty-printed (hunt 26, e/01): a last line cut off so was torn (a
+    drop_torn_line repair in capture's heal log); over several lines, its fault was the run's problem only, unsaid when
+    the timeout or the crash was the run's error. It is torn now, from its first line to stdout's end (a newline ends no
+    document; nor a character cut in two), not one of ``left_out``; the run's problem still says where it stops."""
+    reply = read_reply(before + cut)
+    first = 2 if before else 1
+    assert reply.torn == {"line": first, "offset": len(before), "original": cut.decode("utf-8", "replace")}, reply.torn
+    last = first + cut.rstrip().count(b"\n")
+    assert reply.torn_said == (f"stdout's last lines {first}-{last} (from byte {len(before)}) are one "
+                               "document that stdout ends inside: the write was cut off"), reply.torn_said
+    assert reply.left_out == [] and reply.events == ([] if not before else reply.events[:1])
+    problem = reply.problem
+    assert problem["code"] == "E_RUNNER_INVALID_JSON" and "is cut off: stdout ends inside the output object" in problem["message"]
+    one_line = read_reply(before + b'{"status": "ok", "response": "partial ans')  # (the same on one line, as ever)
+    assert one_line.torn is not None and one_line.left_out == [] and "has no newline" in one_line.torn_said
+
+
+def test_a_document_over_several_lines_with_a_fault_in_it_is_left_out_and_said_once_the_lines_after_it_read_on():
+    """A pretty-printed answer with a NaN in it (Python's json.dumps writes one): left out and said where reading it
+    stopped, its lines to there no line of their own; the lines after it are read one by one, as ever."""
+    broken = json.dumps({"status": "ok", "usage": {"cost": float("nan")}, "events": []}, indent=2).encode()
+    answer = orjson.dumps({"status": "ok", "response": "r", "events": []})
+    reply = read_reply(STARTED_LINE + broken + b"\n" + orjson.dumps(event(2)) + b"\n" + answer + b"\n")
+    assert reply.torn is None and reply.output == json.loads(answer)
+    assert [c[0] for c in reply.events] == [event(1, "run_started"), event(2)]
+    said = [(p["code"], p["line"]) for p in reply.left_out]
+    assert said[0] == ("E_RUNNER_INVALID_JSON", 5) and "reading the output object that begins on line 2" in \
+        reply.left_out[0]["message"], reply.left_out
+    assert all(line > 5 for _code, line in said[1:]), said  # (lines 2-4 are the document's: no error of their own)
+    assert reply.problem is reply.left_out[0]
