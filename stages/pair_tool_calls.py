@@ -27,7 +27,8 @@ with neither, the latest open call without an id.
   healing healed output adds nothing. A
   ``tool_called`` of an id still open, or answered with the same payload, is that call written again; one of an
   answered id with another payload (another tool, other arguments) is a new call of that id, marked if it gets no
-  result. Its ``reason`` (and the repair's message) says why none was read as far as
+  result. After a terminal event that waits, a call of an id open at it with another payload decides the end first
+  (its marks go before the terminal event): a new call of an answered id, as heal reads its own output again. Its ``reason`` (and the repair's message) says why none was read as far as
   the run knows it: when a line of the run after the call was left out (too long, not JSON, cut off: what read or
   parse reported, ``model.dropped``), its result may have been on that line; when none was, the run has none.
 """
@@ -143,6 +144,12 @@ class PairToolCalls(RunScoped):
         payload = event.get("payload")
         cid = call_id(payload)
         if etype in CALLED:
+            if ended and cid and cid in calls.by_id and calls.prints.get(cid) != call_print(payload):
+                # a new call of an id open at the run's end (another tool, other arguments): the end is decided first,
+                # its marks right before the terminal event, so the id is answered and this is a new call of it, as
+                # heal reads its own output again (healing healed output adds nothing)
+                self.put_back(self._decide(self.run), i)  # type: ignore[arg-type]
+                ended = False
             if ended:
                 self._wait(batch, i, ENDED)
             if not calls.written_again(cid, payload):

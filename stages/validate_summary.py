@@ -10,6 +10,7 @@ from replay.pipeline.engine.stage import Option, Transform
 from replay.pipeline.io.journals import DOCUMENT_SUFFIXES, expand_paths, source_name
 from replay.pipeline.model.records import DOCUMENT_RECORD, SOURCE_RECORD, is_record, record_kind
 from replay.pipeline.model.runs import Run, marks_input, name_run, of_artifact_run, starts_run
+from replay.pipeline.model.validation import is_no_event
 
 ARTIFACT, STREAM = "artifact", "stream"
 
@@ -126,9 +127,11 @@ class ValidateSummary(Transform):
                 events = record["document"].get("events") if isinstance(record.get("document"), dict) else None
                 # (its events that are objects: an element that is none is no event, as in a stream, where parse
                 # leaves it out; the report of the artifact counts the same)
-                tally.events += sum(type(e) is dict for e in events) if isinstance(events, list) else 0
+                tally.events += sum(type(e) is dict and not is_no_event(e) for e in events) if isinstance(events, list) else 0
                 continue
             tally.judge(STREAM)  # (a .json array, or another agent's records read split: a stream of them, no artifact)
+            if type(record) is dict and is_no_event(record):
+                continue  # (reported by validate's checks; no event, and no run: report and export leave it out so)
             if type(record) is dict and starts_run(record, tally.run, batch.source) \
                     and not of_artifact_run(record, tally.run, batch.pointers[i]):
                 tally.run = Run(record.get("runId") if isinstance(record.get("runId"), str) else None, None, batch.source)

@@ -18,6 +18,7 @@ import pytest
 from conftest import EXAMPLES, REPLAY, ROOT, errors_of, jsonl, run_replay
 
 from replay.pipeline.engine import exactjson
+from replay.pipeline.model.validation import is_no_event
 
 T0 = "2026-03-01T12:00:00.000Z"
 
@@ -86,8 +87,9 @@ def test_each_artifact_code_from_its_situation(tmp_path: Path, code: str, conten
     assert error["howToFix"] and error["message"]
     (summary,) = jsonl(done.stdout)
     assert summary == {"source": str(target), "kind": "artifact", "valid": False, "errors": 1,
-                       # (its events that are objects: an element that is none is no event, as in a stream)
-                       "events": sum(type(e) is dict for e in content["events"])
+                       # (its events that are objects with an event type: an element that is none, or one whose
+                       # `type` is none, is no event, as in a stream, and as report counts them)
+                       "events": sum(type(e) is dict and not is_no_event(e) for e in content["events"])
                        if isinstance(content, dict) and isinstance(content.get("events"), list) else 0}
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import orjson
-from heal_support import events_of, heal_lines, lines_of
+from heal_support import ev, events_of, heal_lines, lines_of
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
@@ -96,6 +96,55 @@ def test_heal_does_not_depend_on_batch_boundaries(records: list[dict[str, Any]],
     # logged a batch at a time (rule by rule in each): in another order, which `replay heal` has too for a stream the
     # screen leaves alone (README, Heal)
     assert sorted(map(orjson.dumps, one.side.get("repairs", []))) == sorted(map(orjson.dumps, other.side.get("repairs", [])))
+
+
+@st.composite
+def tool_stream(draw: Any) -> list[dict[str, Any]]:
+    """Runs of tool calls and results (call ids from a small pool, used again; with a tool name or without an id),
+    terminal events anywhere (a run that goes on after its end, ends twice), a stray run_started, a heal record."""
+    records: list[dict[str, Any]] = []
+    for run_id in draw(st.sampled_from([["r1"], ["r1", "r2"]])):
+        seq = 1
+        if draw(st.booleans()):
+            records.append(ev(seq, "run_started", run=run_id))
+            seq += 1
+        for _ in range(draw(st.integers(1, 9))):
+            cid = draw(st.sampled_from(["c1", "c2", "c3", None]))
+            payload: dict[str, Any] = {"toolName": draw(st.sampled_from(["a", "b"]))}
+            if cid is not None:
+                payload["callId"] = cid
+            kind = draw(st.sampled_from(["call", "call", "result", "result", "end", "start", "record", "message"]))
+            if kind == "record":
+                records.append({"$record": "heal", "runId": run_id, "repairs": 1})
+                continue
+            etype, payload = {
+                "call": ("tool_called", payload),
+                "result": (draw(st.sampled_from(["tool_completed", "tool_failed"])), payload),
+                "end": (draw(st.sampled_from(["run_completed", "run_failed"])), {}),
+                "start": ("run_started", {}),
+                "message": ("user_message", {"text": "x"}),
+            }[kind]
+            records.append(ev(seq, etype, run=run_id, payload=payload))
+            seq += 1
+    return records
+
+
+@SETTINGS
+@given(tool_stream(), st.integers(1, 5), st.integers(1, 5))
+@example(records=[ev(1, "run_started"), ev(2, "tool_called", payload={"callId": "c1", "toolName": "a"}),
+                  ev(3, "run_completed"), ev(4, "tool_called", payload={"callId": "c1", "toolName": "b"})], a=5, b=1)
+def test_tool_calls_heal_alike_however_cut_and_healing_again_adds_nothing(records: list[dict[str, Any]], a: int,
+                                                                          b: int) -> None:
+    """pair_tool_calls' marks, moves and drops over calls whose ids come back, results before or after their call, and
+    ends a run goes on after (its terminal event and what follows it wait): the same however the input is cut, and
+    healing its output again adds nothing (the example: a call of an id open at the end, made again with another tool
+    after it, is a new call, as heal reads its own output; it was taken for the call written again)."""
+    one, other = heal_lines(lines_of(records), batch_size=a), heal_lines(lines_of(records), batch_size=b)
+    assert one.to_jsonl() == other.to_jsonl()
+    healed = one.to_jsonl().splitlines()
+    again = heal_lines(healed, batch_size=b)
+    assert again.to_jsonl().splitlines() == healed
+    assert again.side.get("repairs", []) == []
 
 
 @SETTINGS
