@@ -514,6 +514,14 @@ def os_reason(exc: OSError) -> tuple[int, str]:
     return number, exc.strerror or (os.strerror(number) if number else "") or str(exc) or type(exc).__name__
 
 
+def exc_reason(exc: BaseException) -> str:
+    """What ``exc`` says went wrong, never empty: the system's words for an OSError (``os_reason``), else its text,
+    else the name of its type (one raised with no text: ``MemoryError()``, ``TimeoutError()``)."""
+    if isinstance(exc, OSError):
+        return os_reason(exc)[1]
+    return str(exc) or type(exc).__name__
+
+
 # What to do about an input that cannot be opened, by the system's reason, where permissions and the disk are not it.
 _UNREADABLE_ADVICE = {
     errno.ENOENT: "Nothing is there now: a link to nothing, or a file removed meanwhile. Restore it, or remove the link.",

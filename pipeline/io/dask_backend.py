@@ -22,7 +22,7 @@ from contextlib import ExitStack, contextmanager, suppress
 from typing import Any
 
 from replay.pipeline.engine import interrupts
-from replay.pipeline.engine.errors import EXIT_FAILED, INTERRUPTS, ReplayError, optional_module
+from replay.pipeline.engine.errors import EXIT_FAILED, INTERRUPTS, ReplayError, exc_reason, optional_module
 from replay.pipeline.engine.log import make_logger
 from replay.pipeline.engine.parallel import Chunk, Completions, Outcome, Work, run_inputs
 
@@ -99,7 +99,7 @@ def dask_tasks(work: Work, chunks: list[Chunk], *, scheduler: str | None = None,
             try:
                 client = stack.enter_context(distributed.Client(address, timeout=CONNECT_SECONDS))
             except Exception as exc:  # (OSError, TimeoutError; a transport that cannot connect at all: ValueError, TypeError)
-                raise ReplayError("E_CLUSTER_UNREACHABLE", f"no Dask scheduler answered at {address!r}: {exc}",
+                raise ReplayError("E_CLUSTER_UNREACHABLE", f"no Dask scheduler answered at {address!r}: {exc_reason(exc)}",
                                   received=address, expected="a running scheduler, e.g. tcp://10.0.0.5:8786") from exc
         else:
             from multiprocessing import resource_tracker  # here, not at the top: every heal imports this module

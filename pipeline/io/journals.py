@@ -22,7 +22,7 @@ import orjson
 
 from replay.pipeline.engine import exactjson
 from replay.pipeline.engine.batch import Batch
-from replay.pipeline.engine.errors import EXIT_REFUSED, ReplayError, diagnostic, input_unreadable, printable
+from replay.pipeline.engine.errors import EXIT_REFUSED, ReplayError, diagnostic, exc_reason, input_unreadable, printable
 from replay.pipeline.engine.exactjson import UTF8_BOM
 from replay.pipeline.engine.outputs import is_temp_name, named_descriptor
 from replay.pipeline.engine.share import command_inputs
@@ -392,7 +392,7 @@ class GzipUnreadable(Exception):
     ``offset`` bytes into the gunzipped text (``Gunzipping``)."""
 
     def __init__(self, line: int, offset: int, exc: BaseException) -> None:
-        super().__init__(str(exc) or type(exc).__name__)
+        super().__init__(exc_reason(exc))
         self.line, self.offset, self.truncated = line, offset, isinstance(exc, EOFError)
 
 

@@ -46,7 +46,7 @@ from typing import Any
 
 from anyio import to_thread
 
-from replay.pipeline.engine.errors import EXIT_FAILED, ReplayError, input_unreadable, optional_module, os_reason
+from replay.pipeline.engine.errors import EXIT_FAILED, ReplayError, exc_reason, input_unreadable, optional_module
 from replay.pipeline.engine.outputs import TEMP_SUFFIX, is_temp_name
 from replay.pipeline.engine.parallel import file_digest, input_digest
 from replay.pipeline.io.journals import base_name, is_journal_name, is_url, journals_in
@@ -138,7 +138,7 @@ def _filesystem(url: str, code: str = "E_INPUT_UNREADABLE", exit_code: int = 2) 
         except ReplayError:
             raise
         except Exception as exc:  # a server that does not answer, a login refused, ...
-            raise ReplayError(code, f"cannot reach {key!r}: {_why(exc)}", path=url, received=type(exc).__name__,
+            raise ReplayError(code, f"cannot reach {key!r}: {exc_reason(exc)}", path=url, received=type(exc).__name__,
                               exit_code=exit_code, howToFix="Check the URL, the server and your credentials (fsspec's "
                               "configuration, e.g. FSSPEC_FTP_USERNAME / FSSPEC_FTP_PASSWORD).") from exc
         found = cache[key] = _Filesystem(fs)
@@ -151,12 +151,6 @@ def _forget(url: str) -> None:
     cache.pop(_authority(url), None)
 
 
-def _why(exc: BaseException) -> str:
-    if isinstance(exc, OSError):
-        return os_reason(exc)[1]
-    return str(exc) or type(exc).__name__
-
-
 @contextmanager
 def _failing(url: str, code: str, verb: str, *, exit_code: int = EXIT_FAILED) -> Iterator[None]:
     """Whatever the filesystem raises (OSError, ftplib's errors, a cloud SDK's) as one catalogue error."""
@@ -167,7 +161,7 @@ def _failing(url: str, code: str, verb: str, *, exit_code: int = EXIT_FAILED) ->
     except Exception as exc:
         if not isinstance(exc, FileNotFoundError):
             _forget(url)
-        raise ReplayError(code, f"cannot {verb} {url!r}: {_why(exc)}", path=url, received=type(exc).__name__,
+        raise ReplayError(code, f"cannot {verb} {url!r}: {exc_reason(exc)}", path=url, received=type(exc).__name__,
                           exit_code=exit_code) from exc
 
 
@@ -425,7 +419,7 @@ def read_bytes(url: str) -> bytes:
             raise
         except Exception as exc:
             _forget(url)
-            raise OSError(f"cannot read {url!r}: {_why(exc)}") from exc
+            raise OSError(f"cannot read {url!r}: {exc_reason(exc)}") from exc
 
 
 def is_file(url: str) -> bool:
@@ -527,7 +521,7 @@ def remove_file(url: str) -> None:
         try:
             handle.fs.rm_file(path)
         except Exception as exc:
-            raise OSError(f"cannot remove {url!r}: {_why(exc)}") from exc
+            raise OSError(f"cannot remove {url!r}: {exc_reason(exc)}") from exc
     _KNOWN.pop(url, None)
     _WRITTEN.pop(url, None)
 
@@ -562,7 +556,7 @@ class UrlFiles:
             if exc.code != "E_INPUT_UNREADABLE":
                 raise
             cause = exc.__cause__
-            raise (cause if isinstance(cause, OSError) else OSError(_why(cause) if cause else str(exc))) from exc
+            raise (cause if isinstance(cause, OSError) else OSError(exc_reason(cause) if cause else str(exc))) from exc
         return size, _mtime_ns(info), digest
 
     def output_digest(self, path: str) -> tuple[int, str]:

@@ -1,10 +1,13 @@
 """--scheduler and DASK_SCHEDULER_ADDRESS are checked before anything runs: an address Dask could not connect to
-whatever listens there is a usage error (exit 2) saying the form, not E_UNHANDLED with a partial folder left; and
---scheduler without --engine dask, which would run the job on this machine in silence, is refused."""
+whatever listens there is a usage error (exit 2) saying the form, not E_UNHANDLED with a partial folder left; one where
+no scheduler answers is E_CLUSTER_UNREACHABLE (exit 2) saying why; and --scheduler without --engine dask, which would run the job on this machine in silence, is refused."""
 
 from __future__ import annotations
 
 import os
+import socket
+import threading
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -47,6 +50,46 @@ def test_the_environments_scheduler_is_checked_and_named(tmp_path: Path):
     # the local engine does not use it: a value set for something else does not stop a local run
     local = run_replay("validate", "--in", str(folder), env={"DASK_SCHEDULER_ADDRESS": ":::"}, process=True)
     assert local.returncode == 0, local.stderr
+
+
+@pytest.fixture
+def garbling_listener() -> Iterator[str]:
+    """The address of a TCP server that answers each connection with an HTTP status line (not Dask's protocol) and
+    holds it open: read as Dask's frame length, its first bytes ask for exabytes (``MemoryError()``, no text)."""
+    listener = socket.create_server(("127.0.0.1", 0), backlog=16)
+    listener.settimeout(0.1)
+    done, held = threading.Event(), []
+
+    def serve() -> None:
+        while not done.is_set():
+            try:
+                conn, _ = listener.accept()
+            except TimeoutError:
+                continue
+            held.append(conn)
+            conn.sendall(b"HTTP/1.0 400 Bad Request\r\n\r\n")
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    try:
+        yield f"tcp://127.0.0.1:{listener.getsockname()[1]}"
+    finally:
+        done.set()
+        thread.join()
+        for conn in [*held, listener]:
+            conn.close()
+
+
+def test_an_unreachable_scheduler_says_why_even_when_the_exception_has_no_text(tmp_path: Path, garbling_listener: str):
+    """E_CLUSTER_UNREACHABLE ended in an empty reason (`...answered at 'tcp://...': `) when what distributed raised
+    had no text: it names the exception's type then."""
+    done = run_replay("validate", "--in", str(_folder(tmp_path)), "--engine", "dask", "--scheduler", garbling_listener,
+                      process=True, timeout=120)
+    assert done.returncode == 2 and done.stdout == b"", done.stderr
+    [error] = errors_of(done.stderr)
+    assert error["code"] == "E_CLUSTER_UNREACHABLE" and error["received"] == garbling_listener, error
+    head = f"no Dask scheduler answered at {garbling_listener!r}: "
+    assert error["message"].startswith(head) and error["message"][len(head):].strip(), error
 
 
 @pytest.mark.parametrize("command", [

@@ -1,10 +1,14 @@
-"""What a ReplayError says as text (a traceback, pytest's report): its code, its message and its advice."""
+"""What a ReplayError says as text (a traceback, pytest's report): its code, its message and its advice; and what an
+exception is said to be in one (``exc_reason``)."""
 
 from __future__ import annotations
 
+import errno
+import os
+
 import orjson
 
-from replay.pipeline.engine.errors import ReplayError
+from replay.pipeline.engine.errors import ReplayError, exc_reason
 from replay.pipeline.testing import ReplayModelError
 
 
@@ -30,3 +34,15 @@ def test_the_catalogues_advice_is_said_when_the_error_gives_none():
 def test_a_replay_model_error_says_its_advice_too():
     error = ReplayModelError("E_REPLAY_OUT_OF_ORDER", "asked for (turn 2, step 0)", turn=2, step=0, howToFix="Ask in order.")
     assert str(error) == "E_REPLAY_OUT_OF_ORDER: asked for (turn 2, step 0)\n  howToFix: Ask in order."
+
+
+def test_an_exception_with_no_text_is_said_by_its_type():
+    """An error message naming why something failed never ends in an empty reason: E_CLUSTER_UNREACHABLE said
+    `no Dask scheduler answered at 'tcp://...': ` for a MemoryError() distributed raised."""
+    assert exc_reason(MemoryError()) == "MemoryError"
+    assert exc_reason(TimeoutError()) == "TimeoutError"
+    assert exc_reason(ValueError("bad port")) == "bad port"
+    # an OSError: the system's words, also when raised with the path only (fsspec's FileNotFoundError(path))
+    assert exc_reason(ConnectionRefusedError(errno.ECONNREFUSED, os.strerror(errno.ECONNREFUSED))) == "Connection refused"
+    assert exc_reason(FileNotFoundError("s3://b/k")) == os.strerror(errno.ENOENT)
+    assert exc_reason(OSError("Timed out trying to connect")) == "Timed out trying to connect"
