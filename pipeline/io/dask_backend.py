@@ -27,7 +27,10 @@ from replay.pipeline.engine.log import make_logger
 from replay.pipeline.engine.parallel import Chunk, Completions, Outcome, Work, run_inputs
 
 SCHEDULER_ENV = "DASK_SCHEDULER_ADDRESS"
-CONNECT_SECONDS = 10
+CONNECT_SECONDS = 10  # distributed's own timeout on connecting (the TCP connection; each step of its handshake)
+# The whole connection to a --scheduler, handshake included (``_connected``): a little over distributed's own timeout,
+# so that its error, which says more (refused, no route), comes first where it has one.
+CONNECT_DEADLINE = CONNECT_SECONDS + 2
 STOP_SECONDS = 60  # how long a failed command waits for its tasks to end their current input
 
 
@@ -89,6 +92,71 @@ def check_scheduler(given: str | None) -> None:
                                    "tcp://10.0.0.5:8786 (tls://HOST:PORT for a TLS one).")
 
 
+@contextmanager
+def _connected(distributed: Any, address: str) -> Iterator[Any]:
+    """A client of the scheduler at ``address`` for the block, then closed; E_CLUSTER_UNREACHABLE (exit 2) when none
+    answers there within ``CONNECT_DEADLINE`` seconds. ``Client(address, timeout=...)`` bounds the TCP connection
+    only, not the handshake that follows: a peer that accepts and never answers (no scheduler: an HTTP server, a
+    scheduler stopped with SIGSTOP) held it forever. So the client is connected asynchronously under
+    ``asyncio.wait_for``, on an event loop of its own in a thread of its own (the interrupts blocked there: they come
+    to the main thread, which is waiting and can be interrupted); used from this thread, it is a synchronous client
+    (``Client.asynchronous`` is false outside its loop's thread). Whatever ends the block, the client is closed and
+    the thread ends (``asyncio.run`` cancels what is left on the loop)."""
+    import asyncio
+    import threading
+
+    made: list[Any] = []  # the client, once Client() returned
+    loop: asyncio.AbstractEventLoop | None = None
+    stop: asyncio.Event | None = None
+    running = threading.Event()
+
+    async def serve() -> None:
+        nonlocal loop, stop
+        loop, stop = asyncio.get_running_loop(), asyncio.Event()
+        running.set()
+        await stop.wait()
+
+    def run() -> None:
+        signal.pthread_sigmask(signal.SIG_BLOCK, INTERRUPTS)  # (and in the threads the loop starts: they inherit it)
+        try:
+            asyncio.run(serve())
+        finally:
+            running.set()  # (asyncio.run failed before serving: nothing to wait for)
+
+    async def connect() -> Any:
+        made.append(distributed.Client(address, asynchronous=True, timeout=CONNECT_SECONDS))
+        return await made[0]
+
+    thread = threading.Thread(target=run, name="replay-dask-client", daemon=True)
+    thread.start()
+    try:
+        running.wait()
+        if loop is None:
+            raise RuntimeError("the Dask client's event loop did not start")
+        connecting = asyncio.run_coroutine_threadsafe(asyncio.wait_for(connect(), CONNECT_DEADLINE), loop)
+        try:
+            client = connecting.result()
+        except BaseException as exc:
+            connecting.cancel()  # (an interrupt while connecting: the connection is given up, and closed below)
+            if not isinstance(exc, Exception):
+                raise
+            # (OSError, TimeoutError, what a peer that is no scheduler answered: MemoryError for a frame "too long";
+            # a transport that cannot connect at all: ValueError, TypeError)
+            timed_out = isinstance(exc, TimeoutError) and not str(exc)  # (the deadline's: distributed's own have a text)
+            why = f" within {CONNECT_DEADLINE} s" if timed_out else f": {exc_reason(exc)}"
+            raise ReplayError("E_CLUSTER_UNREACHABLE", f"no Dask scheduler answered at {address!r}{why}",
+                              received=address, expected="a running scheduler, e.g. tcp://10.0.0.5:8786") from exc
+        yield client
+    finally:
+        with _quiet_distributed():
+            for made_client in made:
+                with suppress(Exception):  # (the scheduler lost, or never there)
+                    made_client.close(timeout=CONNECT_SECONDS)
+        if loop is not None and stop is not None:
+            loop.call_soon_threadsafe(stop.set)
+        thread.join()
+
+
 def dask_tasks(work: Work, chunks: list[Chunk], *, scheduler: str | None = None, workers: int = 2) -> Completions:
     """Submit every task to the cluster; yields (task number, outcomes) as tasks finish."""
     distributed = _distributed()
@@ -96,11 +164,7 @@ def dask_tasks(work: Work, chunks: list[Chunk], *, scheduler: str | None = None,
     with ExitStack() as stack:
         stack.enter_context(_quiet_once_interrupted())
         if address:
-            try:
-                client = stack.enter_context(distributed.Client(address, timeout=CONNECT_SECONDS))
-            except Exception as exc:  # (OSError, TimeoutError; a transport that cannot connect at all: ValueError, TypeError)
-                raise ReplayError("E_CLUSTER_UNREACHABLE", f"no Dask scheduler answered at {address!r}: {exc_reason(exc)}",
-                                  received=address, expected="a running scheduler, e.g. tcp://10.0.0.5:8786") from exc
+            client = stack.enter_context(_connected(distributed, address))
         else:
             from multiprocessing import resource_tracker  # here, not at the top: every heal imports this module
 

@@ -1,6 +1,7 @@
 """--scheduler and DASK_SCHEDULER_ADDRESS are checked before anything runs: an address Dask could not connect to
 whatever listens there is a usage error (exit 2) saying the form, not E_UNHANDLED with a partial folder left; one where
-no scheduler answers is E_CLUSTER_UNREACHABLE (exit 2) saying why; and --scheduler without --engine dask, which would run the job on this machine in silence, is refused."""
+no scheduler answers is E_CLUSTER_UNREACHABLE (exit 2) saying why, also when something there takes the connection and
+never answers; and --scheduler without --engine dask, which would run the job on this machine in silence, is refused."""
 
 from __future__ import annotations
 
@@ -8,12 +9,14 @@ import os
 import socket
 import threading
 from collections.abc import Iterator
+from contextlib import closing
 from pathlib import Path
 
 import pytest
 from conftest import EXAMPLES, errors_of, run_replay
 
 from replay.pipeline.cli.scale import filling
+from replay.pipeline.io.dask_backend import CONNECT_DEADLINE
 
 TWO_RUNS = EXAMPLES / "journals" / "two-runs.jsonl"
 pytest.importorskip("distributed")
@@ -50,6 +53,28 @@ def test_the_environments_scheduler_is_checked_and_named(tmp_path: Path):
     # the local engine does not use it: a value set for something else does not stop a local run
     local = run_replay("validate", "--in", str(folder), env={"DASK_SCHEDULER_ADDRESS": ":::"}, process=True)
     assert local.returncode == 0, local.stderr
+
+
+@pytest.fixture
+def silent_listener() -> Iterator[str]:
+    """The address of a TCP socket that listens and never reads or writes: the kernel completes each connection
+    (it waits in the backlog, as if accepted), and nothing ever answers on it."""
+    with closing(socket.create_server(("127.0.0.1", 0), backlog=16)) as listener:
+        yield f"tcp://127.0.0.1:{listener.getsockname()[1]}"
+
+
+def test_a_listener_that_never_answers_is_unreachable_not_a_hang(tmp_path: Path, silent_listener: str):
+    """Dask's connect timeout bounds the TCP connection, not the handshake after it: against a port where something
+    takes the connection and never answers (an HTTP server, a scheduler stopped with SIGSTOP), the command waited
+    forever. It ends with E_CLUSTER_UNREACHABLE (exit 2), nothing written."""
+    folder = _folder(tmp_path)
+    done = run_replay("heal", "--in", str(folder), "--out", str(tmp_path / "o"), "--engine", "dask",
+                      "--scheduler", silent_listener, cwd=tmp_path, process=True, timeout=120)
+    assert done.returncode == 2 and done.stdout == b"", done.stderr
+    [error] = errors_of(done.stderr)
+    assert error["code"] == "E_CLUSTER_UNREACHABLE" and error["received"] == silent_listener, error
+    assert error["message"] == f"no Dask scheduler answered at {silent_listener!r} within {CONNECT_DEADLINE} s", error
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in"]
 
 
 @pytest.fixture
