@@ -31,11 +31,11 @@ A_FILE = "a file path, or '-' for stdout"  # what an output option takes
 
 def _a_folder(target: str) -> str | None:
     """How the output path ``target`` names a folder, not a file to write (None when it does not): one there, or a path
-    that ends in a slash (a folder whether there or not: writing it would fail with "Is a directory" at the end)."""
+    that ends in a slash, ``.`` or ``..`` (a folder whether there or not: writing it would fail at the end)."""
     if os.path.isdir(target):
         return "is a directory"
-    if target.endswith("/"):
-        return "names a directory (it ends in `/`)"
+    if os.path.basename(target) in ("", ".", ".."):
+        return f"names a directory (it ends in `{'/' if target.endswith('/') else os.path.basename(target)}`)"
     return None
 
 
@@ -233,8 +233,8 @@ def _refuse_urls(stage: Stage) -> None:
             raise ReplayError(
                 code_for(stage, option), f"{subject} {target!r} is a URL, and {subject} writes local paths only",
                 path=path, received=target, expected="a local path",
-                howToFix=f"Give {subject} a path on this machine. URLs (fsspec: s3://, gcs://, file://, ...) are written "
-                         "by `report --out` and `heal --in PATH --out DIR`.")
+                howToFix=f"Give {subject} a path on this machine (the README's \"Inputs and outputs at URLs\" lists the "
+                         "outputs written through fsspec).")
 
 
 def _refuse_two_writers_of_one_target(stages: list[Stage]) -> None:
