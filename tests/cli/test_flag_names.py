@@ -37,24 +37,6 @@ def test_an_output_flag_naming_a_folder_is_named_by_the_flag(tmp_path: Path, arg
     assert "stage" not in error["message"] and f"`{flag} " in error["howToFix"]
 
 
-@pytest.mark.parametrize(("args", "flag"), [
-    (["heal", "--log", "logs/", str(TWO_RUNS)], "--log"),
-    (["write", "--out", "newdir/", str(TWO_RUNS)], "--out"),
-    (["report", "--out", "pages/", str(TWO_RUNS)], "--out"),
-    (["write", "--out", "newdir/.", str(TWO_RUNS)], "--out"),
-    (["heal", "--log", "logs/..", str(TWO_RUNS)], "--log"),
-])
-def test_an_output_flag_naming_a_folder_not_there_by_its_slash_is_refused_before_anything_runs(
-        tmp_path: Path, args: list[str], flag: str):
-    """`--out newdir/` was let through, and writing it failed at the end ("Is a directory", E_OUTPUT_WRITE_FAILED naming
-    the path, not the flag): a path that ends in a slash names a folder whether it is there or not."""
-    error = only_error(*args, cwd=tmp_path)
-    target = args[args.index(flag) + 1]
-    end = "/" if target.endswith("/") else target.rsplit("/", 1)[1]
-    assert (error["path"], error["message"]) == (flag, f"{flag} {target!r} names a directory (it ends in `{end}`)"), error
-    assert list(tmp_path.iterdir()) == []
-
-
 def test_a_stage_output_naming_a_folder_by_its_slash_is_refused_at_its_option(tmp_path: Path):
     config = tmp_path / "log.toml"
     config.write_text('[stages.read]\ntype = "read"\n[stages.parse]\ntype = "parse"\ninputs = ["read"]\n'

@@ -149,16 +149,23 @@ def test_an_output_under_a_file_is_refused_before_anything_runs_as_not_a_directo
 @pytest.mark.parametrize("args", [
     ["report", str(BROKEN), "--out", "new/"], ["report", str(BROKEN), "--format", "html", "--out", "new/"],
     ["heal", str(BROKEN), "--log", "new/"], ["write", str(BROKEN), "--out", "new/"],
-    ["export", "--otlp", str(BROKEN), "--out", "new/"],
-], ids=["report --out", "report --format html --out", "heal --log", "write --out", "export --out"])
+    ["export", "--otlp", str(BROKEN), "--out", "new/"], ["write", str(BROKEN), "--out", "new/."],
+    ["heal", str(BROKEN), "--log", "new/.."],
+], ids=["report --out", "report --format html --out", "heal --log", "write --out", "export --out", "write --out new/.",
+        "heal --log new/.."])
 def test_an_output_file_named_with_a_trailing_slash_is_refused_not_written_as_a_file(tmp_path: Path,
                                                                                     args: list[str]) -> None:
     """`--out new/` (no such folder yet) names a folder, not a file: it was written as a file `new` (``Path`` drops
-    the slash), exit 0. It is refused before anything runs (EISDIR, exit 2) and nothing is written."""
+    the slash), exit 0; then it failed at the end (E_OUTPUT_WRITE_FAILED naming the path). An output flag that names a
+    folder, there or not (a path ending in `/`, `.` or `..`), is refused before anything runs, naming the flag, as one
+    there is (README: Unix filter), and nothing is written."""
     proc = run_replay(*args, cwd=tmp_path)
     assert (proc.returncode, proc.stdout) == (2, b""), proc.stderr
     (error,) = errors_of(proc.stderr)
-    assert (error["code"], error["path"], error["received"]) == ("E_OUTPUT_WRITE_FAILED", "new/", "EISDIR: Is a directory")
+    flag, target = args[-2], args[-1]
+    end = "/" if target.endswith("/") else target.rsplit("/", 1)[1]
+    assert (error["code"], error["path"], error["received"]) == ("E_OUTPUT_UNWRITABLE", flag, target), error
+    assert error["message"] == f"{flag} {target!r} names a directory (it ends in `{end}`)", error
     assert list(tmp_path.iterdir()) == []
 
 
