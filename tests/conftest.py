@@ -7,6 +7,7 @@ import re
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import orjson
@@ -107,6 +108,20 @@ def diagnostics(stderr: bytes) -> list[bytes]:
 
 def jsonl(data: bytes) -> list[dict]:
     return [orjson.loads(line) for line in data.splitlines() if line.strip()]
+
+
+def piped_line_by_line(args: list[str], data: bytes, pause_s: float = 0.05) -> tuple[int, bytes, bytes]:
+    """Run `replay ARGS` (a real process) with ``data`` written to its stdin a line at a time, waiting ``pause_s`` after
+    each (the read finds nothing more for now: its batch is marked paused, as a live stream's is); its exit code,
+    stdout and stderr."""
+    proc = subprocess.Popen([REPLAY, *args], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert proc.stdin is not None
+    for line in data.splitlines(keepends=True):
+        proc.stdin.write(line)
+        proc.stdin.flush()
+        time.sleep(pause_s)
+    out, err = proc.communicate(timeout=60)
+    return proc.returncode, out, err
 
 
 def stopped(proc: subprocess.Popen[bytes], number: int, *, times: int = 1, hang_s: float = 15) -> tuple[int, bytes, bytes]:

@@ -8,12 +8,11 @@ the file read in batches of 1 to 3 lines."""
 from __future__ import annotations
 
 import subprocess
-import time
 from pathlib import Path
 
 import orjson
 import pytest
-from conftest import REPLAY, jsonl, run_replay
+from conftest import jsonl, piped_line_by_line, run_replay
 
 from replay.stages import read
 
@@ -129,12 +128,6 @@ def test_a_pipe_that_waits_after_each_line_writes_what_the_file_does(tmp_path: P
     path = tmp_path / "j.jsonl"
     path.write_bytes(data)
     from_file = run_replay("heal", str(path), process=True)
-    proc = subprocess.Popen([REPLAY, "heal"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    assert proc.stdin is not None
-    for line in data.splitlines(keepends=True):
-        proc.stdin.write(line)
-        proc.stdin.flush()
-        time.sleep(0.05)  # (the read finds nothing more for now: the batch is marked paused)
-    out, err = proc.communicate(timeout=60)
-    assert (proc.returncode, out) == (from_file.returncode, from_file.stdout), err
+    returncode, out, err = piped_line_by_line(["heal"], data)
+    assert (returncode, out) == (from_file.returncode, from_file.stdout), err
     assert _types(out) == HEALED_TYPES

@@ -5,13 +5,11 @@ does, with read's sizes made small, so the same input comes in batches of one li
 from __future__ import annotations
 
 import re
-import subprocess
-import time
 from pathlib import Path
 
 import orjson
 import pytest
-from conftest import REPLAY, run_replay
+from conftest import piped_line_by_line, run_replay
 from hypothesis import HealthCheck, assume, example, given, settings
 from hypothesis import strategies as st
 
@@ -178,17 +176,11 @@ def test_a_pipe_that_pauses_inside_runs_heals_and_validates_as_the_file_does(tmp
     from_file = run_replay("heal", "--log", str(tmp_path / "file.log"), str(path))
     validated = run_replay("validate", str(path))
     for command, log in ((["heal", "--log", str(tmp_path / "pipe.log")], "pipe.log"), (["validate"], None)):
-        proc = subprocess.Popen([REPLAY, *command], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-        assert proc.stdin is not None
-        for line in COMES_BACK_TWICE.splitlines(keepends=True):
-            proc.stdin.write(line)
-            proc.stdin.flush()
-            time.sleep(0.05)  # (the read finds nothing more for now: the batch is marked paused)
-        out, err = proc.communicate(timeout=60)
+        returncode, out, err = piped_line_by_line(command, COMES_BACK_TWICE)
         if log is None:
-            assert (out, proc.returncode) == (validated.stdout.replace(str(path).encode(), b"<stdin>"), validated.returncode)
+            assert (out, returncode) == (validated.stdout.replace(str(path).encode(), b"<stdin>"), validated.returncode)
             continue
-        assert (out, proc.returncode) == (from_file.stdout, from_file.returncode), err
+        assert (out, returncode) == (from_file.stdout, from_file.returncode), err
         file_log = (tmp_path / "file.log").read_bytes().replace(str(path).encode(), b"<stdin>")
         assert sorted((tmp_path / log).read_bytes().splitlines()) == sorted(file_log.splitlines())
 
