@@ -335,6 +335,10 @@ def _document_fault(reply: Reply, stdout: bytes, exc: orjson.JSONDecodeError, sk
     bad = utf8_fault(stdout)
     at = bad.position if bad is not None else exactjson.error_position(stdout, exc)
     number, start, column = at["line"] + first - 1, at["offset"], at["column"]
+    if cut and bad is None:  # (where the writing stopped: after the last byte written, not on a line after its newline)
+        written = stdout.rstrip()
+        start = written.rfind(b"\n") + 1
+        number, column = first + written.count(b"\n"), len(written) - start + 1
     end = stdout.find(b"\n", start)
     line = stdout[start:] if end < 0 else stdout[start:end]
     expected = "one JSON output object (over several lines, or one line each for streamed events)"

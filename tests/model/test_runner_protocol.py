@@ -656,6 +656,8 @@ def test_a_document_over_several_lines_that_stdout_ends_inside_is_torn_as_a_cut_
     assert reply.left_out == [] and reply.events == ([] if not before else reply.events[:1])
     problem = reply.problem
     assert problem["code"] == "E_RUNNER_INVALID_JSON" and "is cut off: stdout ends inside the output object" in problem["message"]
+    if not cut.endswith(b"\xc3"):  # (the error is where the writing stopped: the document's last line, as the repair says)
+        assert problem["line"] == last and problem["message"].startswith(f"stdout line {last} "), problem
     one_line = read_reply(before + b'{"status": "ok", "response": "partial ans')  # (the same on one line, as ever)
     assert one_line.torn is not None and one_line.left_out == [] and "has no newline" in one_line.torn_said
 
