@@ -388,6 +388,19 @@ def test_fail_on_unknown_gates_on_runs_that_tell_no_end(tmp_path):
     assert run_replay("report", "--fail-on-error", *map(str, two)).returncode == 0
 
 
+def test_each_failed_gate_is_said_whatever_else_made_the_exit_1(tmp_path):
+    """A line not read made the exit 1 already, and the gates were not looked at: a CI reader saw only
+    E_JSONL_LINE_INVALID, never which run failed (hunt 26, g/01). And with both gates failing, only the first was said."""
+    journal = tmp_path / "j.jsonl"
+    ended_not = STOPS.replace(b'"runId":"cut"', b'"runId":"open"')
+    journal.write_bytes(Path(TWO_RUNS).read_bytes() + ended_not + b"garbage\n")
+    done = run_replay("report", "--fail-on-error", "--fail-on-unknown", str(journal))
+    assert done.returncode == 1
+    said = [record.get("code") or record["error"]["code"] for record in jsonl(done.stderr)]
+    assert said == ["E_JSONL_LINE_INVALID", "E_RUNS_FAILED", "E_RUNS_STATUS_UNKNOWN"], done.stderr
+    assert run_replay("report", str(journal)).returncode == 1  # (the line alone: exit 1, no gate said)
+
+
 def test_counts_name_unknown_only_when_a_run_is():
     text = run_replay("report", TWO_RUNS).stdout.decode()
     assert text.startswith("replay report: 2 runs (1 ok, 1 error)\n") and "unknown" not in text

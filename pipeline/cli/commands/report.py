@@ -131,18 +131,21 @@ def report(paths: tuple[str, ...], in_paths: tuple[str, ...], fmt: str | None, o
 
 
 def _exit_code(result: Any, fail_on_error: bool, fail_on_unknown: bool, code: int) -> int:
-    """The report's exit code: ``code`` (the run's), else 1 for the runs --fail-on-error / --fail-on-unknown fail on."""
+    """The report's exit code: ``code`` (the run's), else 1 for the runs --fail-on-error / --fail-on-unknown fail on.
+    Each gate that fails says so (a warning), whatever else made the exit 1 (a line not read): the runs are named."""
+    if code not in (0, EXIT_FAILED):  # (no report: refused, interrupted)
+        return code
     facts = result.facts
     failed, unknown = facts.get("failed_runs", 0), facts.get("unknown_runs", 0)
-    if code == 0 and fail_on_error and failed:
+    if fail_on_error and failed:
         logger().warning("report.failed_runs", code="E_RUNS_FAILED", failed=failed,
                          message=f"{_runs(failed, facts.get('failed_run_names'))} failed (status error)")
-        return EXIT_FAILED
-    if code == 0 and fail_on_unknown and unknown:
+        code = EXIT_FAILED
+    if fail_on_unknown and unknown:
         logger().warning("report.unknown_runs", code="E_RUNS_STATUS_UNKNOWN", unknown=unknown,
                          message=f"{_runs(unknown, facts.get('unknown_run_names'))}: the journal does not tell how "
                                  f"{'it' if unknown == 1 else 'they'} ended (status unknown)")
-        return EXIT_FAILED
+        code = EXIT_FAILED
     return code
 
 
