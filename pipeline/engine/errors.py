@@ -534,8 +534,14 @@ def refused(code: str, message: str, **fields: Any) -> ReplayError:
     """A refusal the walk specification names (``E_RUN_NOT_FOUND``, ``E_INVALID_RUN_ID``, ``E_STEP_NOT_FOUND``,
     ``E_JOURNAL_READ_FAILED``): exit 2, its name (the code without ``E_``, in lower case: ``run_not_found``) as
     ``refusal``, and the message starting ``REFUSED [name]``, the text the specification has stderr carry."""
+    name, text = refusal(code, message)
+    return ReplayError(code, text, refusal=name, **fields)
+
+
+def refusal(code: str, message: str) -> tuple[str, str]:
+    """A refusal's name (the code without ``E_``, in lower case) and its message, ``REFUSED [name] message``."""
     name = code.removeprefix("E_").lower()
-    return ReplayError(code, f"REFUSED [{name}] {message}", refusal=name, **fields)
+    return name, f"REFUSED [{name}] {message}"
 
 
 def optional_module(name: str, needed_for: str, extra: str, how_to_fix: str) -> Any:

@@ -26,7 +26,7 @@ import orjson
 
 from replay.pipeline.engine import exactjson
 from replay.pipeline.engine.batch import Batch
-from replay.pipeline.engine.errors import ReplayError, excerpt, how_to_fix, printable, refused, utf8_fault
+from replay.pipeline.engine.errors import ReplayError, excerpt, how_to_fix, printable, refusal, utf8_fault
 from replay.pipeline.io.journals import (
     BLANK,
     DOCUMENT,
@@ -382,9 +382,18 @@ def read_failure_advice(cause: Any) -> dict[str, str]:
     return {"howToFix": how_to_fix(cause)} if cause in (TOO_LONG, GZIP_INVALID) else {}
 
 
+class JournalUnreadable(ReplayError):
+    """E_JOURNAL_READ_FAILED (a refusal), with its ``reason`` alone (what the message says after where)."""
+
+    def __init__(self, journal: str, reason: str, **fields: Any) -> None:
+        at = f" at byte {fields['offset']}" if fields.get("offset") is not None else ""
+        name, message = refusal("E_JOURNAL_READ_FAILED", f"the journal could not be read{at}: {reason}")
+        super().__init__("E_JOURNAL_READ_FAILED", message, refusal=name, source=printable(journal), **fields)
+        self.reason = reason
+
+
 def _unreadable(journal: str, reason: str, **fields: Any) -> ReplayError:
-    at = f" at byte {fields['offset']}" if fields.get("offset") is not None else ""
-    return refused("E_JOURNAL_READ_FAILED", f"the journal could not be read{at}: {reason}", source=printable(journal), **fields)
+    return JournalUnreadable(journal, reason, **fields)
 
 
 def not_a_journal_file(journal: str) -> ReplayError:
@@ -592,6 +601,12 @@ def _scan_lines(read: _OneRead, path: str, at: str | None, max_line_bytes: int, 
     if end.unread:  # a line that cannot be read alone may be a piece of a record split across lines: read them joined
         cut = []
         end = find_step_end_joined(_until_unreadable(_without(journal_chunks(path), bom), cut), at, max_line_bytes)
+    if cut and not end.found and isinstance(cut[0], JournalUnreadable):
+        # the step may be in what could not be read (a gzip stream cut off): refused as a step in none of the records
+        # that could be read, naming where the journal stops, as a torn last line is
+        fault = cut[0]
+        fields = {k: fault.body[k] for k in ("line", "offset", "cause") if fault.body.get(k) is not None}
+        return JournalScan(False, end, (fault.reason, fields), 0)
     if cut and not end.found:
         raise cut[0]
     if not end.found:  # (only now is every line parsed: the step may be in one that is no record)

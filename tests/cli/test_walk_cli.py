@@ -688,6 +688,19 @@ def test_a_step_not_found_where_a_line_could_not_be_read_names_that_line(tmp_pat
     assert piped["message"] == error["message"].replace(repr(path.name), "the journal")
 
 
+def test_a_step_not_found_in_a_gzip_journal_cut_off_names_where_it_stops(tmp_path: Path, cli):
+    """A step in none of the records of a gzip journal cut off after them may be in what was cut: refused as for a
+    plain journal's torn last line (E_STEP_NOT_FOUND naming where it stops), not E_JOURNAL_READ_FAILED (hunt 26, b/02)."""
+    data = (WALK / "hello.jsonl").read_bytes()
+    path = tmp_path / "cut.jsonl.gz"
+    path.write_bytes(_cut_gzip(data, 7, mid_line=True))
+    error = refused(cli("walk", "--at", "nope", str(path)), "E_STEP_NOT_FOUND", "step_not_found")
+    offset = sum(len(line) for line in data.splitlines(keepends=True)[:7])
+    assert (error["line"], error["offset"], error["cause"]) == (8, offset, "E_GZIP_INVALID"), error
+    assert f"may be in one that could not be: the journal could not be read at byte {offset}: gzip stream is truncated" \
+        in error["message"], error
+
+
 def test_a_step_not_found_counts_the_other_lines_that_could_not_be_read(tmp_path: Path, cli):
     journals = _unreadable_journals(tmp_path)
     both = tmp_path / "both.jsonl"
