@@ -14,13 +14,13 @@ _NOT_SHOWN = re.compile(f"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ufffe\uffff\ud800
 
 
 # Tabs and line breaks (newline, carriage return, and Unicode's line and paragraph separators): whitespace that a table
-# row of text or Markdown cannot hold, each shown there as a space (``one_line``). The other line breaks are control
+# row of text or Markdown cannot hold, each shown there as a space (``breaks_as_spaces``). The other line breaks are control
 # characters (VT, FF, NEL, ...): shown as \uXXXX, as every other one.
 IN_LINE_SPACES = "\t\n\r\u2028\u2029"
 _ONE_LINE = str.maketrans(dict.fromkeys(IN_LINE_SPACES, " "))
 
 
-def one_line(text: str) -> str:
+def breaks_as_spaces(text: str) -> str:
     """``text`` on one line, for a text or Markdown table (or line): each tab and line break (``IN_LINE_SPACES``) a
     space, nothing else changed."""
     return text.translate(_ONE_LINE)

@@ -335,10 +335,11 @@ def _document_fault(reply: Reply, stdout: bytes, exc: orjson.JSONDecodeError, sk
     bad = utf8_fault(stdout)
     at = bad.position if bad is not None else exactjson.error_position(stdout, exc)
     number, start, column = at["line"] + first - 1, at["offset"], at["column"]
+    written = stdout.rstrip() if cut else b""  # (torn: what was written, its last line the document's last)
+    last = first + written.count(b"\n")
     if cut and bad is None:  # (where the writing stopped: after the last byte written, not on a line after its newline)
-        written = stdout.rstrip()
         start = written.rfind(b"\n") + 1
-        number, column = first + written.count(b"\n"), len(written) - start + 1
+        number, column = last, len(written) - start + 1
     end = stdout.find(b"\n", start)
     line = stdout[start:] if end < 0 else stdout[start:end]
     expected = "one JSON output object (over several lines, or one line each for streamed events)"
@@ -360,10 +361,9 @@ def _document_fault(reply: Reply, stdout: bytes, exc: orjson.JSONDecodeError, sk
     if not cut:
         reply.leave_out(fault)
         return number, False
-    last = first + stdout.rstrip().count(b"\n")  # (the last line that holds anything: the document's)
     reply.tear(first, skipped, stdout, f"last lines {first}-{last} (from byte {skipped}) are one document that stdout "
                "ends inside: the write was cut off", fault)
-    return max(number, last), True
+    return last, True
 
 
 _NOT_ONE_DOCUMENT = object()

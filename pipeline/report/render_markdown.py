@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from replay.pipeline.model.markup import one_line, shown_text
+from replay.pipeline.model.markup import breaks_as_spaces, shown_text
 from replay.pipeline.report.model import (
     counted,
     format_cost,
@@ -29,7 +29,7 @@ _SPECIAL = set("\\`*_[]<>|#!~$&")  # (& begins an entity: &lt; shows as <, &#x20
 def esc(value: Any, limit: int = 0) -> str:
     """Text safe inside a Markdown table cell: one line, Markdown and HTML punctuation backslash-escaped."""
     text = "-" if value is None else str(value)
-    text = one_line(shown_text(text))  # a line break would end the table row: a space, as in a text table (control
+    text = breaks_as_spaces(shown_text(text))  # a line break would end the table row: a space, as in a text table (control
     # characters, VT, US and NEL among them, are shown as \uXXXX first)
     if limit and len(text) > limit:
         text = text[: limit - 1] + "…"

@@ -8,7 +8,7 @@ import unicodedata
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
-from replay.pipeline.model.markup import BIDI_CONTROLS, one_line
+from replay.pipeline.model.markup import BIDI_CONTROLS, breaks_as_spaces
 from replay.pipeline.report.model import (
     MS_TEXTS,
     Texts,
@@ -37,13 +37,13 @@ _START_MS = operator.itemgetter("startMs")
 
 
 def clean(value: Any, limit: int = 0) -> str:
-    """One printable line: tabs and line breaks a space each (``markup.one_line``); control and bidi-override
+    """One printable line: tabs and line breaks a space each (``markup.breaks_as_spaces``); control and bidi-override
     characters, and halves of a surrogate pair (a JSON ``\\ud83d`` alone), shown as \\uXXXX; cut at ``limit``."""
     text = "-" if value is None else str(value)
     if text.isascii() and text.isprintable():
         return text if not limit or len(text) <= limit else text[: limit - 1] + "…"
     out = []
-    for ch in one_line(text):  # (tabs and line breaks: spaces, as Markdown shows them)
+    for ch in breaks_as_spaces(text):  # (tabs and line breaks: spaces, as Markdown shows them)
         if ch in _BIDI or unicodedata.category(ch) in _NOT_SHOWN:
             out.append(f"\\u{ord(ch):04x}")
         else:

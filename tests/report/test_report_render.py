@@ -57,7 +57,7 @@ _BLANKS = "".join(chr(c) for c in range(0x3001) if chr(c).isspace()) + "ab"
 @settings(max_examples=300, deadline=None)
 @given(st.text(alphabet=_BLANKS, max_size=12))
 def test_text_and_markdown_turn_the_same_characters_into_spaces(value: str) -> None:
-    """Tabs and line breaks (U+2028 and U+2029 too) a space each in both (``markup.one_line``); the control characters
+    """Tabs and line breaks (U+2028 and U+2029 too) a space each in both (``markup.breaks_as_spaces``); the control characters
     among the blanks (VT, FF, NEL, ...) shown as \\uXXXX in both, Markdown escaping its backslash; the rest as written."""
     assert render_markdown.esc(value) == render_text.clean(value).replace("\\", "\\\\")
 
